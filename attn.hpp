@@ -1,0 +1,10 @@
+// attn: attention from scratch. One header for notebooks and quick programs:
+//   #include <attn/attn.hpp>
+#pragma once
+
+#include "core/config.hpp"
+#include "core/errors.hpp"
+#include "core/gradcheck.hpp"
+#include "core/ops.hpp"
+#include "core/random.hpp"
+#include "core/tensor.hpp"

@@ -1,0 +1,127 @@
+// A node of the computation graph: one value, its gradient, and how it was made.
+//
+// Tensor (tensor.hpp) is a handle to a node. Ops create nodes whose `inputs`
+// point at the nodes they were computed from, and whose `backward_fn` turns
+// the node's gradient into gradients of those inputs. Edges point only from
+// outputs to inputs, and backward functions never hold their own node, so the
+// graph has no shared_ptr cycles: dropping the last handle frees it.
+#pragma once
+
+#include "config.hpp"
+#include "errors.hpp"
+
+#include <xtensor/xmath.hpp>
+
+#include <algorithm>
+#include <functional>
+#include <memory>
+
+namespace attn {
+
+class NodeBase {
+ public:
+  NodeBase(const char* op, bool requires_grad, bool is_leaf);
+  virtual ~NodeBase();
+  NodeBase(const NodeBase&) = delete;
+  NodeBase& operator=(const NodeBase&) = delete;
+
+  virtual Dtype dtype() const = 0;
+  virtual Shape shape() const = 0;
+  virtual std::size_t numel() const = 0;
+  virtual void run_backward() = 0;  // push this node's grad into its inputs' grads
+  virtual void seed_grad_with_ones() = 0;
+  virtual void clear_grad() = 0;
+  virtual void free_graph() = 0;    // drop inputs and backward_fn (after backward)
+
+  const char* op;                   // "leaf", "add", "matmul", ...
+  bool requires_grad;
+  bool is_leaf;                     // made by the user (or needs no grad), not by a recorded op
+  bool retains_grad = false;        // keep the gradient of a non-leaf after backward
+  bool graph_freed = false;         // backward already ran and released this part of the graph
+  bool has_grad = false;            // grad holds a value
+  std::vector<std::shared_ptr<NodeBase>> inputs;
+
+  // Nodes alive right now: tests use it to prove the graph frees itself.
+  static long live_count();
+};
+
+// The gradient g of an output broadcast from `shape`, summed back down to `shape`:
+// backward of broadcasting sums over every axis that broadcasting stretched.
+template <class T>
+xt::xarray<T> sum_to_shape(const xt::xarray<T>& g, const Shape& shape) {
+  const std::size_t lead = g.dimension() - shape.size();
+  std::vector<std::size_t> axes;
+  for (std::size_t i = 0; i < lead; ++i) axes.push_back(i);
+  for (std::size_t i = 0; i < shape.size(); ++i)
+    if (shape[i] == 1 && g.shape()[lead + i] != 1) axes.push_back(lead + i);
+  if (axes.empty()) return g;
+  xt::xarray<T> summed = xt::sum(g, axes, xt::evaluation_strategy::immediate);
+  summed.reshape(shape);  // put back the size-1 axes that were summed away
+  return summed;
+}
+
+template <class T>
+class Node final : public NodeBase {
+ public:
+  using Array = xt::xarray<T>;
+  using BackwardFn = std::function<void(Node<T>&)>;
+
+  Node(const char* op, Array value, bool requires_grad, bool is_leaf)
+      : NodeBase(op, requires_grad, is_leaf), value(std::move(value)) {}
+
+  Array value;
+  Array grad;              // meaningful only when has_grad
+  BackwardFn backward_fn;  // empty for leaves
+
+  Dtype dtype() const override { return dtype_of<T>(); }
+  Shape shape() const override { return Shape(value.shape().begin(), value.shape().end()); }
+  std::size_t numel() const override { return value.size(); }
+
+  // The i-th input's node. All inputs of an op share the op's dtype.
+  Node<T>& input(std::size_t i) { return static_cast<Node<T>&>(*inputs[i]); }
+
+  // grad += g, where g may be a lazy xtensor expression with a broadcast shape.
+  template <class E>
+  void accumulate_grad(const E& g) {
+    const auto& gshape = g.shape();
+    const bool same_shape = gshape.size() == value.dimension() &&
+                            std::equal(gshape.begin(), gshape.end(), value.shape().begin());
+    if (same_shape) {
+      if (has_grad) grad += g;
+      else grad = g;
+    } else {
+      Array full = g;
+      if (has_grad) grad += sum_to_shape(full, shape());
+      else grad = sum_to_shape(full, shape());
+    }
+    has_grad = true;
+  }
+
+  // Adds g to input i's gradient, if that input wants one. When it doesn't,
+  // the lazy expression g is never evaluated, so no work is wasted.
+  template <class E>
+  void add_to_input_grad(std::size_t i, const E& g) {
+    if (inputs[i]->requires_grad) input(i).accumulate_grad(g);
+  }
+
+  bool input_requires_grad(std::size_t i) const { return inputs[i]->requires_grad; }
+
+  void run_backward() override {
+    if (backward_fn && has_grad) backward_fn(*this);
+  }
+  void seed_grad_with_ones() override {
+    grad = xt::ones<T>(value.shape());
+    has_grad = true;
+  }
+  void clear_grad() override {
+    grad = Array();
+    has_grad = false;
+  }
+  void free_graph() override {
+    backward_fn = nullptr;
+    inputs.clear();
+    graph_freed = true;
+  }
+};
+
+}  // namespace attn

@@ -1,0 +1,215 @@
+// Elementwise ops. Binary ops broadcast as numpy does; Node::accumulate_grad
+// sums each gradient back over the broadcast axes.
+#include "../ops.hpp"
+#include "../record.hpp"
+
+#include <xtensor/xmath.hpp>
+
+#include <cmath>
+
+namespace attn {
+
+namespace {
+
+void check_broadcast(const char* op, const Tensor& a, const Tensor& b) {
+  check_inputs(op, {&a, &b});
+  const Shape sa = a.shape(), sb = b.shape();
+  for (std::size_t i = 1; i <= std::min(sa.size(), sb.size()); ++i) {
+    const std::size_t x = sa[sa.size() - i], y = sb[sb.size() - i];
+    if (x != y && x != 1 && y != 1)
+      throw ShapeError(std::string(op) + ": shapes " + shape_str(sa) + " and " + shape_str(sb) +
+                       " do not broadcast (dim -" + std::to_string(i) + ": " + std::to_string(x) + " vs " +
+                       std::to_string(y) + ")");
+  }
+}
+
+template <class T>
+Tensor add_(const Tensor& a, const Tensor& b) {
+  xt::xarray<T> y = a.data<T>() + b.data<T>();
+  return record<T>("add", std::move(y), {a, b}, [](Node<T>& out) {
+    // d(a + b)/da = 1, d(a + b)/db = 1
+    out.add_to_input_grad(0, out.grad);
+    out.add_to_input_grad(1, out.grad);
+  });
+}
+
+template <class T>
+Tensor sub_(const Tensor& a, const Tensor& b) {
+  xt::xarray<T> y = a.data<T>() - b.data<T>();
+  return record<T>("sub", std::move(y), {a, b}, [](Node<T>& out) {
+    // d(a - b)/da = 1, d(a - b)/db = -1
+    out.add_to_input_grad(0, out.grad);
+    out.add_to_input_grad(1, -out.grad);
+  });
+}
+
+template <class T>
+Tensor mul_(const Tensor& a, const Tensor& b) {
+  xt::xarray<T> y = a.data<T>() * b.data<T>();
+  return record<T>("mul", std::move(y), {a, b}, [](Node<T>& out) {
+    // d(a * b)/da = b, d(a * b)/db = a
+    out.add_to_input_grad(0, out.grad * out.input(1).value);
+    out.add_to_input_grad(1, out.grad * out.input(0).value);
+  });
+}
+
+template <class T>
+Tensor div_(const Tensor& a, const Tensor& b) {
+  xt::xarray<T> y = a.data<T>() / b.data<T>();
+  return record<T>("div", std::move(y), {a, b}, [](Node<T>& out) {
+    // d(a / b)/da = 1 / b, d(a / b)/db = -a / b^2 = -(a / b) / b
+    const auto& b = out.input(1).value;
+    out.add_to_input_grad(0, out.grad / b);
+    out.add_to_input_grad(1, -out.grad * out.value / b);
+  });
+}
+
+template <class T>
+Tensor add_scalar_(const Tensor& a, double s) {
+  xt::xarray<T> y = a.data<T>() + static_cast<T>(s);
+  return record<T>("add", std::move(y), {a}, [](Node<T>& out) {
+    // d(a + s)/da = 1
+    out.add_to_input_grad(0, out.grad);
+  });
+}
+
+template <class T>
+Tensor mul_scalar_(const Tensor& a, double s) {
+  const T factor = static_cast<T>(s);
+  xt::xarray<T> y = a.data<T>() * factor;
+  return record<T>("mul", std::move(y), {a}, [factor](Node<T>& out) {
+    // d(a * s)/da = s
+    out.add_to_input_grad(0, out.grad * factor);
+  });
+}
+
+template <class T>
+Tensor neg_(const Tensor& x) {
+  xt::xarray<T> y = -x.data<T>();
+  return record<T>("neg", std::move(y), {x}, [](Node<T>& out) {
+    // d(-x)/dx = -1
+    out.add_to_input_grad(0, -out.grad);
+  });
+}
+
+template <class T>
+Tensor pow_(const Tensor& x, double exponent) {
+  const T p = static_cast<T>(exponent);
+  xt::xarray<T> y = xt::pow(x.data<T>(), p);
+  return record<T>("pow", std::move(y), {x}, [p](Node<T>& out) {
+    // d x^p / dx = p * x^(p-1)
+    out.add_to_input_grad(0, out.grad * p * xt::pow(out.input(0).value, p - 1));
+  });
+}
+
+template <class T>
+Tensor exp_(const Tensor& x) {
+  xt::xarray<T> y = xt::exp(x.data<T>());
+  return record<T>("exp", std::move(y), {x}, [](Node<T>& out) {
+    // d exp(x)/dx = exp(x)
+    out.add_to_input_grad(0, out.grad * out.value);
+  });
+}
+
+template <class T>
+Tensor log_(const Tensor& x) {
+  xt::xarray<T> y = xt::log(x.data<T>());
+  return record<T>("log", std::move(y), {x}, [](Node<T>& out) {
+    // d log(x)/dx = 1 / x
+    out.add_to_input_grad(0, out.grad / out.input(0).value);
+  });
+}
+
+template <class T>
+Tensor sqrt_(const Tensor& x) {
+  xt::xarray<T> y = xt::sqrt(x.data<T>());
+  return record<T>("sqrt", std::move(y), {x}, [](Node<T>& out) {
+    // d sqrt(x)/dx = 1 / (2 sqrt(x))
+    out.add_to_input_grad(0, out.grad / (T(2) * out.value));
+  });
+}
+
+template <class T>
+Tensor abs_(const Tensor& x) {
+  xt::xarray<T> y = xt::abs(x.data<T>());
+  return record<T>("abs", std::move(y), {x}, [](Node<T>& out) {
+    // d |x|/dx = sign(x)  (0 at 0, as PyTorch)
+    out.add_to_input_grad(0, out.grad * xt::sign(out.input(0).value));
+  });
+}
+
+template <class T>
+Tensor tanh_(const Tensor& x) {
+  xt::xarray<T> y = xt::tanh(x.data<T>());
+  return record<T>("tanh", std::move(y), {x}, [](Node<T>& out) {
+    // d tanh(x)/dx = 1 - tanh(x)^2
+    out.add_to_input_grad(0, out.grad * (T(1) - out.value * out.value));
+  });
+}
+
+template <class T>
+Tensor sigmoid_(const Tensor& x) {
+  xt::xarray<T> y = T(1) / (T(1) + xt::exp(-x.data<T>()));
+  return record<T>("sigmoid", std::move(y), {x}, [](Node<T>& out) {
+    // d sigmoid(x)/dx = sigmoid(x) * (1 - sigmoid(x))
+    out.add_to_input_grad(0, out.grad * out.value * (T(1) - out.value));
+  });
+}
+
+template <class T>
+Tensor relu_(const Tensor& x) {
+  xt::xarray<T> y = xt::maximum(x.data<T>(), T(0));
+  return record<T>("relu", std::move(y), {x}, [](Node<T>& out) {
+    // d relu(x)/dx = 1 where x > 0, else 0
+    out.add_to_input_grad(0, xt::where(out.input(0).value > T(0), out.grad, T(0)));
+  });
+}
+
+template <class T>
+Tensor gelu_(const Tensor& x) {
+  const T inv_sqrt2 = static_cast<T>(1.0 / std::sqrt(2.0));
+  const auto& v = x.data<T>();
+  xt::xarray<T> y = v * T(0.5) * (T(1) + xt::erf(v * inv_sqrt2));
+  return record<T>("gelu", std::move(y), {x}, [inv_sqrt2](Node<T>& out) {
+    // d gelu(x)/dx = Phi(x) + x * phi(x), Phi the normal CDF, phi its density
+    const T inv_sqrt_2pi = static_cast<T>(0.3989422804014327);
+    const auto& v = out.input(0).value;
+    out.add_to_input_grad(0, out.grad * (T(0.5) * (T(1) + xt::erf(v * inv_sqrt2)) +
+                                         v * inv_sqrt_2pi * xt::exp(T(-0.5) * v * v)));
+  });
+}
+
+}  // namespace
+
+Tensor add(const Tensor& a, const Tensor& b) { check_broadcast("add", a, b); return ATTN_DISPATCH(a.dtype(), add_, a, b); }
+Tensor sub(const Tensor& a, const Tensor& b) { check_broadcast("sub", a, b); return ATTN_DISPATCH(a.dtype(), sub_, a, b); }
+Tensor mul(const Tensor& a, const Tensor& b) { check_broadcast("mul", a, b); return ATTN_DISPATCH(a.dtype(), mul_, a, b); }
+Tensor div(const Tensor& a, const Tensor& b) { check_broadcast("div", a, b); return ATTN_DISPATCH(a.dtype(), div_, a, b); }
+Tensor add(const Tensor& a, double b) { check_inputs("add", {&a}); return ATTN_DISPATCH(a.dtype(), add_scalar_, a, b); }
+Tensor mul(const Tensor& a, double b) { check_inputs("mul", {&a}); return ATTN_DISPATCH(a.dtype(), mul_scalar_, a, b); }
+Tensor neg(const Tensor& x) { check_inputs("neg", {&x}); return ATTN_DISPATCH(x.dtype(), neg_, x); }
+Tensor pow(const Tensor& x, double p) { check_inputs("pow", {&x}); return ATTN_DISPATCH(x.dtype(), pow_, x, p); }
+Tensor exp(const Tensor& x) { check_inputs("exp", {&x}); return ATTN_DISPATCH(x.dtype(), exp_, x); }
+Tensor log(const Tensor& x) { check_inputs("log", {&x}); return ATTN_DISPATCH(x.dtype(), log_, x); }
+Tensor sqrt(const Tensor& x) { check_inputs("sqrt", {&x}); return ATTN_DISPATCH(x.dtype(), sqrt_, x); }
+Tensor abs(const Tensor& x) { check_inputs("abs", {&x}); return ATTN_DISPATCH(x.dtype(), abs_, x); }
+Tensor tanh(const Tensor& x) { check_inputs("tanh", {&x}); return ATTN_DISPATCH(x.dtype(), tanh_, x); }
+Tensor sigmoid(const Tensor& x) { check_inputs("sigmoid", {&x}); return ATTN_DISPATCH(x.dtype(), sigmoid_, x); }
+Tensor relu(const Tensor& x) { check_inputs("relu", {&x}); return ATTN_DISPATCH(x.dtype(), relu_, x); }
+Tensor gelu(const Tensor& x) { check_inputs("gelu", {&x}); return ATTN_DISPATCH(x.dtype(), gelu_, x); }
+
+Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
+Tensor operator-(const Tensor& a, const Tensor& b) { return sub(a, b); }
+Tensor operator*(const Tensor& a, const Tensor& b) { return mul(a, b); }
+Tensor operator/(const Tensor& a, const Tensor& b) { return div(a, b); }
+Tensor operator-(const Tensor& x) { return neg(x); }
+Tensor operator+(const Tensor& a, double b) { return add(a, b); }
+Tensor operator+(double a, const Tensor& b) { return add(b, a); }
+Tensor operator-(const Tensor& a, double b) { return add(a, -b); }
+Tensor operator-(double a, const Tensor& b) { return add(neg(b), a); }
+Tensor operator*(const Tensor& a, double b) { return mul(a, b); }
+Tensor operator*(double a, const Tensor& b) { return mul(b, a); }
+Tensor operator/(const Tensor& a, double b) { return mul(a, 1.0 / b); }
+Tensor operator/(double a, const Tensor& b) { return mul(pow(b, -1.0), a); }
+
+}  // namespace attn

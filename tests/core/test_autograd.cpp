@@ -1,0 +1,162 @@
+#include "../helpers.hpp"
+
+using attn::Tensor;
+
+TEST_CASE("backward of a scalar fills the gradients of the leaves") {
+  Tensor x = attn::tensor({1.0, 2.0, 3.0}, true);
+  Tensor y = attn::sum(x * x);  // dy/dx = 2x
+  y.backward();
+  CHECK(test::allclose(x.grad(), attn::tensor({2.0, 4.0, 6.0})));
+}
+
+TEST_CASE("a value used twice accumulates both gradients") {
+  Tensor x = attn::tensor({3.0}, true);
+  Tensor y = attn::sum(x * 2.0 + x * x);  // dy/dx = 2 + 2x = 8
+  y.backward();
+  CHECK(x.grad().item() == doctest::Approx(8.0));
+}
+
+TEST_CASE("gradients accumulate across backward calls until zero_grad") {
+  Tensor x = attn::tensor({1.0, -1.0}, true);
+  attn::sum(x * 3.0).backward();
+  attn::sum(x * 3.0).backward();
+  CHECK(test::allclose(x.grad(), attn::tensor({6.0, 6.0})));
+  x.zero_grad();
+  CHECK_FALSE(x.grad().defined());
+}
+
+TEST_CASE("a second backward through a freed graph is a clear error") {
+  Tensor x = attn::tensor({1.0, 2.0}, true);
+  Tensor y = attn::sum(attn::tanh(x));
+  y.backward();
+  CHECK_THROWS_WITH_SUBSTR(y.backward(), attn::GraphError, "already freed");
+}
+
+TEST_CASE("retain_graph allows a second backward") {
+  Tensor x = attn::tensor({1.0, 2.0}, true);
+  Tensor y = attn::sum(attn::tanh(x));
+  y.backward(true);
+  y.backward();
+  Tensor once = attn::tensor({1.0, 2.0}, true);
+  attn::sum(attn::tanh(once)).backward();
+  CHECK(test::allclose(x.grad(), once.grad() * 2.0));
+}
+
+TEST_CASE("backward on a non-scalar needs an explicit gradient") {
+  Tensor x = attn::tensor({1.0, 2.0}, true);
+  Tensor y = x * 2.0;
+  CHECK_THROWS_WITH_SUBSTR(y.backward(), attn::GraphError, "scalar");
+  CHECK_THROWS_WITH_SUBSTR(y.backward(attn::tensor({1.0, 2.0, 3.0})), attn::ShapeError, "[2]");
+  y.backward(attn::tensor({1.0, 10.0}));
+  CHECK(test::allclose(x.grad(), attn::tensor({2.0, 20.0})));
+}
+
+TEST_CASE("backward on a tensor that needs no grad is an error") {
+  Tensor x = attn::tensor({1.0, 2.0});
+  CHECK_THROWS_AS(attn::sum(x).backward(), attn::GraphError);
+}
+
+TEST_CASE("no_grad records nothing") {
+  Tensor x = attn::tensor({1.0, 2.0}, true);
+  Tensor y;
+  {
+    attn::no_grad guard;
+    CHECK_FALSE(attn::is_grad_enabled());
+    y = x * 2.0;
+  }
+  CHECK(attn::is_grad_enabled());
+  CHECK_FALSE(y.requires_grad());
+  CHECK(y.is_leaf());
+}
+
+TEST_CASE("detach cuts the graph; requires_grad_ is for leaves only") {
+  Tensor x = attn::tensor({1.0, 2.0}, true);
+  Tensor y = x * 2.0;
+  CHECK_FALSE(y.detach().requires_grad());
+  CHECK_THROWS_AS(y.requires_grad_(false), attn::GraphError);
+}
+
+TEST_CASE("retain_grad keeps an intermediate gradient") {
+  Tensor x = attn::tensor({1.0, 2.0}, true);
+  Tensor h = x * 3.0;
+  h.retain_grad();
+  Tensor k = x * 4.0;
+  attn::sum(h * h + k).backward();
+  CHECK(test::allclose(h.grad(), attn::tensor({6.0, 12.0})));  // d(h^2)/dh = 2h
+  CHECK_FALSE(k.grad().defined());                             // not kept by default
+}
+
+TEST_CASE("the graph frees itself: the live-node counter returns to where it was") {
+  const long before = attn::NodeBase::live_count();
+  {
+    Tensor w = attn::tensor({{0.5, -0.2}, {0.1, 0.3}}, true);
+    Tensor h = attn::tensor({1.0, 1.0});
+    for (int t = 0; t < 50; ++t) h = attn::tanh(h * w + 0.1);
+    Tensor loss = attn::sum(h);
+    CHECK(attn::NodeBase::live_count() > before + 50);
+    loss.backward();
+    CHECK(w.grad().defined());
+  }
+  CHECK(attn::NodeBase::live_count() == before);
+}
+
+TEST_CASE("a graph that is never differentiated frees itself too") {
+  const long before = attn::NodeBase::live_count();
+  {
+    Tensor x = attn::tensor({1.0, 2.0}, true);
+    Tensor y = attn::exp(x) * x;
+    y = attn::sum(y / (y + 1.0));
+  }
+  CHECK(attn::NodeBase::live_count() == before);
+}
+
+TEST_CASE("a 10,000-step chain goes backward and is freed without a stack overflow") {
+  const long before = attn::NodeBase::live_count();
+  {
+    Tensor x = attn::tensor({0.5}, true);
+    Tensor h = x;
+    for (int t = 0; t < 10000; ++t) h = h * 1.0001 + 0.0;  // an RNN-like loop
+    attn::sum(h).backward();
+    CHECK(x.grad().item() == doctest::Approx(std::pow(1.0001, 10000)));
+  }
+  {
+    Tensor x = attn::tensor({0.5}, true);
+    Tensor h = x;
+    for (int t = 0; t < 10000; ++t) h = attn::tanh(h);
+    // dropped without backward: the destructor chain must not recurse
+  }
+  CHECK(attn::NodeBase::live_count() == before);
+}
+
+TEST_CASE("float32 tensors record and differentiate too") {
+  Tensor x = attn::tensor({1.0, 2.0}, true, attn::Dtype::Float32);
+  CHECK(x.dtype() == attn::Dtype::Float32);
+  attn::sum(x * x).backward();
+  CHECK(x.grad().dtype() == attn::Dtype::Float32);
+  CHECK(x.grad().to_array()(1) == doctest::Approx(4.0));
+}
+
+TEST_CASE("to() casts and differentiates back into the source dtype") {
+  Tensor x = attn::tensor({1.0, 2.0}, true);
+  Tensor y = x.to(attn::Dtype::Float32);
+  CHECK(y.dtype() == attn::Dtype::Float32);
+  attn::sum(y * y).to(attn::Dtype::Float64).backward();
+  CHECK(x.grad().dtype() == attn::Dtype::Float64);
+  CHECK(test::allclose(x.grad(), attn::tensor({2.0, 4.0})));
+}
+
+TEST_CASE("mixing dtypes is a clear error") {
+  Tensor a = attn::tensor({1.0}), b = attn::tensor({1.0}, false, attn::Dtype::Float32);
+  CHECK_THROWS_WITH_SUBSTR(a + b, attn::ValueError, "float64 and float32");
+}
+
+TEST_CASE("gradcheck finds a wrong gradient and reports where") {
+  Tensor x = test::randn({2, 3}, 1);
+  auto report = attn::gradcheck([](const std::vector<Tensor>& in) { return in[0] * in[0]; }, {x});
+  CHECK(report.ok);
+  CHECK(report.inputs.size() == 1);
+  CHECK(report.inputs[0].max_abs_error < 1e-8);
+  CHECK_THROWS_AS(attn::gradcheck([](const std::vector<Tensor>& in) { return in[0]; },
+                                  {test::randn({2}, 1).to(attn::Dtype::Float32).detach().requires_grad_()}),
+                  attn::ValueError);
+}
