@@ -8,3 +8,5 @@
 #include "core/ops.hpp"
 #include "core/random.hpp"
 #include "core/tensor.hpp"
+
+#include "nn/module.hpp"
