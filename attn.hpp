@@ -10,3 +10,5 @@
 #include "core/tensor.hpp"
 
 #include "nn/module.hpp"
+
+#include "viz/plot.hpp"

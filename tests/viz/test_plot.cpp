@@ -1,0 +1,61 @@
+#include "../helpers.hpp"
+
+#include <fstream>
+#include <sstream>
+
+namespace viz = attn::viz;
+
+TEST_CASE("heatmap_svg draws one cell per value, escaped labels and a colour bar") {
+  xt::xarray<double> w = {{0.9, 0.1, 0.0}, {0.2, 0.3, 0.5}};
+  const std::string svg = viz::heatmap_svg(w, {"a", "b"}, {"<bos>", "x", "y"}, {"weights"});
+  CHECK(svg.rfind("<svg", 0) == 0);
+  CHECK(svg.find("&lt;bos&gt;") != std::string::npos);
+  CHECK(svg.find("<bos>") == std::string::npos);
+  CHECK(svg.find("weights") != std::string::npos);
+  std::size_t cells = 0;
+  for (std::size_t at = svg.find("<title>"); at != std::string::npos; at = svg.find("<title>", at + 1)) ++cells;
+  CHECK(cells == 6);
+  CHECK(svg.find("#fde725") != std::string::npos);  // the colour bar reaches the top colour
+}
+
+TEST_CASE("heatmap label counts must match the values") {
+  xt::xarray<double> w = {{0.5, 0.5}};
+  CHECK_THROWS_WITH_SUBSTR(viz::heatmap_svg(w, {"a", "b"}, {"x", "y"}), attn::ShapeError, "1 row and 2 column");
+  CHECK_THROWS_AS(viz::terminal_heatmap(xt::xarray<double>{1.0, 2.0}, {"a"}, {"x"}), attn::ShapeError);
+}
+
+TEST_CASE("line_plot_svg draws every series with a legend and axes") {
+  viz::Series loss{"train loss", {1, 2, 3, 4}, {2.0, 1.0, 0.5, 0.25}};
+  viz::Series acc{"test", {1, 2, 3, 4}, {0.1, 0.5, 0.8, 0.9}};
+  viz::LinePlotOptions o;
+  o.title = "loss";
+  o.x_label = "step";
+  const std::string svg = viz::line_plot_svg({loss, acc}, o);
+  CHECK(svg.find("<polyline") != std::string::npos);
+  CHECK(svg.find("train loss") != std::string::npos);
+  CHECK(svg.find(">step<") != std::string::npos);
+  CHECK_THROWS_AS(viz::line_plot_svg({viz::Series{"bad", {1, 2}, {1}}}), attn::ShapeError);
+  CHECK(viz::line_plot_svg({}).find("<svg") != std::string::npos);  // empty axes, no crash
+}
+
+TEST_CASE("terminal_heatmap shades from blank to full block") {
+  xt::xarray<double> w = {{1.0, 0.0}, {0.0, 1.0}};
+  const std::string text = viz::terminal_heatmap(w, {"y1", "y2"}, {"a", "b"});
+  std::istringstream lines(text);
+  std::string header, rule, row1, row2;
+  std::getline(lines, header), std::getline(lines, rule), std::getline(lines, row1), std::getline(lines, row2);
+  CHECK(header.find("a") != std::string::npos);
+  CHECK(row1.find("y1") == 0);
+  CHECK(row1.find("\u2588") < row1.find("  "));  // the full block comes before the blank cell
+  CHECK(row2.find("\u2588") != std::string::npos);
+}
+
+TEST_CASE("save_text writes the file and reports a bad path") {
+  viz::save_text("test_plot_out.svg", "<svg/>");
+  std::ifstream in("test_plot_out.svg");
+  std::string s;
+  std::getline(in, s);
+  CHECK(s == "<svg/>");
+  std::remove("test_plot_out.svg");
+  CHECK_THROWS_WITH_SUBSTR(viz::save_text("/no/such/dir/x.svg", "x"), attn::IOError, "/no/such/dir/x.svg");
+}

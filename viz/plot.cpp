@@ -1,0 +1,252 @@
+#include "plot.hpp"
+
+#include "../core/errors.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+namespace attn::viz {
+
+namespace {
+
+// Text safe inside SVG: "<bos>" must not become a tag.
+std::string escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+// The viridis colour map at t in [0, 1], interpolated between 6 stops.
+std::string viridis(double t) {
+  static const double stops[6][3] = {{68, 1, 84},    {65, 68, 135},  {42, 120, 142},
+                                     {34, 168, 132}, {122, 209, 81}, {253, 231, 37}};
+  if (!(t >= 0)) t = 0;  // also maps NaN to the low end
+  t = std::min(t, 1.0) * 5;
+  const int i = std::min(static_cast<int>(t), 4);
+  const double f = t - i;
+  char buf[8];
+  std::snprintf(buf, sizeof buf, "#%02x%02x%02x", static_cast<int>(stops[i][0] + f * (stops[i + 1][0] - stops[i][0])),
+                static_cast<int>(stops[i][1] + f * (stops[i + 1][1] - stops[i][1])),
+                static_cast<int>(stops[i][2] + f * (stops[i + 1][2] - stops[i][2])));
+  return buf;
+}
+
+const char* kSeriesColours[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2"};
+
+// Tick positions at 1, 2 or 5 times a power of ten, about `count` of them.
+std::vector<double> nice_ticks(double lo, double hi, int count = 5) {
+  if (hi <= lo) hi = lo + 1;
+  const double raw = (hi - lo) / count;
+  const double mag = std::pow(10.0, std::floor(std::log10(raw)));
+  const double norm = raw / mag;
+  const double step = (norm < 1.5 ? 1 : norm < 3 ? 2 : norm < 7 ? 5 : 10) * mag;
+  std::vector<double> ticks;
+  for (double v = std::ceil(lo / step) * step; v <= hi + step * 1e-9; v += step)
+    ticks.push_back(std::abs(v) < step * 1e-9 ? 0.0 : v);
+  return ticks;
+}
+
+void check_labels(const xt::xarray<double>& values, const std::vector<std::string>& rows,
+                  const std::vector<std::string>& cols, const char* op) {
+  if (values.dimension() != 2)
+    throw ShapeError(std::string(op) + ": expected a 2-d array [rows, cols], got shape " +
+                     shape_str(Shape(values.shape().begin(), values.shape().end())));
+  if (rows.size() != values.shape()[0] || cols.size() != values.shape()[1])
+    throw ShapeError(std::string(op) + ": expected " + std::to_string(values.shape()[0]) + " row and " +
+                     std::to_string(values.shape()[1]) + " column labels, got " + std::to_string(rows.size()) +
+                     " and " + std::to_string(cols.size()));
+}
+
+std::size_t display_width(const std::string& s) {  // UTF-8 code points, not bytes
+  std::size_t n = 0;
+  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+  return n;
+}
+
+}  // namespace
+
+std::string format_number(double v) {
+  std::ostringstream os;
+  os.precision(3);
+  os << v;
+  return os.str();
+}
+
+std::string heatmap_svg(const xt::xarray<double>& values, const std::vector<std::string>& row_labels,
+                        const std::vector<std::string>& col_labels, const HeatmapOptions& o) {
+  check_labels(values, row_labels, col_labels, "heatmap_svg");
+  const std::size_t rows = values.shape()[0], cols = values.shape()[1];
+  std::size_t longest_row = 1, longest_col = 1;
+  for (const auto& l : row_labels) longest_row = std::max(longest_row, display_width(l));
+  for (const auto& l : col_labels) longest_col = std::max(longest_col, display_width(l));
+  const int left = 20 + 8 * static_cast<int>(longest_row) + 10;
+  const int top = (o.title.empty() ? 10 : 34) + 8 * static_cast<int>(longest_col) + 12;
+  const int grid_w = o.cell * static_cast<int>(cols), grid_h = o.cell * static_cast<int>(rows);
+  const int bar_x = left + grid_w + 20;
+  const int width = bar_x + 70, height = std::max(top + grid_h + 40, top + 160);
+
+  std::ostringstream svg;
+  svg << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << height
+      << "\" font-family=\"DejaVu Sans, Arial, sans-serif\" font-size=\"12\">\n"
+      << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
+  if (!o.title.empty())
+    svg << "<text x=\"" << width / 2 << "\" y=\"22\" text-anchor=\"middle\" font-size=\"15\">" << escape(o.title)
+        << "</text>\n";
+  const double span = o.vmax > o.vmin ? o.vmax - o.vmin : 1.0;
+  for (std::size_t r = 0; r < rows; ++r)
+    for (std::size_t c = 0; c < cols; ++c) {
+      const double v = values(r, c);
+      const int x = left + o.cell * static_cast<int>(c), y = top + o.cell * static_cast<int>(r);
+      svg << "<rect x=\"" << x << "\" y=\"" << y << "\" width=\"" << o.cell << "\" height=\"" << o.cell
+          << "\" fill=\"" << viridis((v - o.vmin) / span) << "\"><title>" << escape(row_labels[r]) << " / "
+          << escape(col_labels[c]) << ": " << format_number(v) << "</title></rect>\n";
+      if (o.show_values)
+        svg << "<text x=\"" << x + o.cell / 2 << "\" y=\"" << y + o.cell / 2 + 4
+            << "\" text-anchor=\"middle\" font-size=\"9\" fill=\"" << ((v - o.vmin) / span > 0.6 ? "black" : "white")
+            << "\">" << format_number(v) << "</text>\n";
+    }
+  for (std::size_t r = 0; r < rows; ++r)  // row labels, right-aligned left of the grid
+    svg << "<text x=\"" << left - 6 << "\" y=\"" << top + o.cell * static_cast<int>(r) + o.cell / 2 + 4
+        << "\" text-anchor=\"end\">" << escape(row_labels[r]) << "</text>\n";
+  for (std::size_t c = 0; c < cols; ++c) {  // column labels, rotated above the grid
+    const int x = left + o.cell * static_cast<int>(c) + o.cell / 2 + 4;
+    svg << "<text x=\"" << x << "\" y=\"" << top - 6 << "\" transform=\"rotate(-60 " << x << " " << top - 6
+        << ")\">" << escape(col_labels[c]) << "</text>\n";
+  }
+  svg << "<text x=\"" << left + grid_w / 2 << "\" y=\"" << top + grid_h + 22 << "\" text-anchor=\"middle\">"
+      << escape(o.x_label) << " (columns) / " << escape(o.y_label) << " (rows)</text>\n";
+  const int bar_h = 120;  // colour bar: vmax at the top, vmin at the bottom
+  for (int i = 0; i < 20; ++i)
+    svg << "<rect x=\"" << bar_x << "\" y=\"" << top + i * bar_h / 20 << "\" width=\"14\" height=\"" << bar_h / 20 + 1
+        << "\" fill=\"" << viridis(1.0 - i / 19.0) << "\"/>\n";
+  svg << "<text x=\"" << bar_x + 20 << "\" y=\"" << top + 10 << "\">" << format_number(o.vmax) << "</text>\n"
+      << "<text x=\"" << bar_x + 20 << "\" y=\"" << top + bar_h << "\">" << format_number(o.vmin) << "</text>\n"
+      << "</svg>\n";
+  return svg.str();
+}
+
+std::string line_plot_svg(const std::vector<Series>& series, const LinePlotOptions& o) {
+  double xmin = INFINITY, xmax = -INFINITY, ymin = INFINITY, ymax = -INFINITY;
+  for (const auto& s : series) {
+    if (s.x.size() != s.y.size())
+      throw ShapeError("line_plot_svg: series '" + s.name + "' has " + std::to_string(s.x.size()) + " x values and " +
+                       std::to_string(s.y.size()) + " y values");
+    for (std::size_t i = 0; i < s.x.size(); ++i) {
+      if (!std::isfinite(s.x[i]) || !std::isfinite(s.y[i])) continue;
+      xmin = std::min(xmin, s.x[i]), xmax = std::max(xmax, s.x[i]);
+      ymin = std::min(ymin, s.y[i]), ymax = std::max(ymax, s.y[i]);
+    }
+  }
+  if (xmin > xmax) xmin = 0, xmax = 1, ymin = 0, ymax = 1;  // nothing to draw: empty axes
+  if (o.y_from_zero) ymin = std::min(ymin, 0.0);
+  if (xmax == xmin) xmax = xmin + 1;
+  if (ymax == ymin) ymax = ymin + 1;
+  const auto xt = nice_ticks(xmin, xmax), yt = nice_ticks(ymin, ymax);
+  xmin = std::min(xmin, xt.front()), xmax = std::max(xmax, xt.back());
+  ymin = std::min(ymin, yt.front()), ymax = std::max(ymax, yt.back());
+
+  const int left = 64, right = 20, top = o.title.empty() ? 16 : 36, bottom = 50;
+  const int pw = o.width - left - right, ph = o.height - top - bottom;
+  auto px = [&](double x) { return left + (x - xmin) / (xmax - xmin) * pw; };
+  auto py = [&](double y) { return top + ph - (y - ymin) / (ymax - ymin) * ph; };
+
+  std::ostringstream svg;
+  svg << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << o.width << "\" height=\"" << o.height
+      << "\" font-family=\"DejaVu Sans, Arial, sans-serif\" font-size=\"12\">\n"
+      << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
+  if (!o.title.empty())
+    svg << "<text x=\"" << o.width / 2 << "\" y=\"22\" text-anchor=\"middle\" font-size=\"15\">" << escape(o.title)
+        << "</text>\n";
+  for (double t : xt)
+    svg << "<line x1=\"" << px(t) << "\" y1=\"" << top << "\" x2=\"" << px(t) << "\" y2=\"" << top + ph
+        << "\" stroke=\"#e5e5e5\"/>\n<text x=\"" << px(t) << "\" y=\"" << top + ph + 16
+        << "\" text-anchor=\"middle\">" << format_number(t) << "</text>\n";
+  for (double t : yt)
+    svg << "<line x1=\"" << left << "\" y1=\"" << py(t) << "\" x2=\"" << left + pw << "\" y2=\"" << py(t)
+        << "\" stroke=\"#e5e5e5\"/>\n<text x=\"" << left - 6 << "\" y=\"" << py(t) + 4
+        << "\" text-anchor=\"end\">" << format_number(t) << "</text>\n";
+  svg << "<rect x=\"" << left << "\" y=\"" << top << "\" width=\"" << pw << "\" height=\"" << ph
+      << "\" fill=\"none\" stroke=\"#333\"/>\n"
+      << "<text x=\"" << left + pw / 2 << "\" y=\"" << o.height - 10 << "\" text-anchor=\"middle\">"
+      << escape(o.x_label) << "</text>\n"
+      << "<text x=\"16\" y=\"" << top + ph / 2 << "\" text-anchor=\"middle\" transform=\"rotate(-90 16 "
+      << top + ph / 2 << ")\">" << escape(o.y_label) << "</text>\n";
+  for (std::size_t k = 0; k < series.size(); ++k) {
+    const auto& s = series[k];
+    const char* colour = kSeriesColours[k % 7];
+    svg << "<polyline fill=\"none\" stroke=\"" << colour << "\" stroke-width=\"2\" points=\"";
+    for (std::size_t i = 0; i < s.x.size(); ++i)
+      if (std::isfinite(s.x[i]) && std::isfinite(s.y[i])) svg << px(s.x[i]) << "," << py(s.y[i]) << " ";
+    svg << "\"/>\n";
+    if (o.markers)
+      for (std::size_t i = 0; i < s.x.size(); ++i)
+        if (std::isfinite(s.x[i]) && std::isfinite(s.y[i]))
+          svg << "<circle cx=\"" << px(s.x[i]) << "\" cy=\"" << py(s.y[i]) << "\" r=\"3\" fill=\"" << colour
+              << "\"/>\n";
+    const int ly = top + 14 + 16 * static_cast<int>(k);  // legend, top right inside the plot
+    svg << "<line x1=\"" << left + pw - 150 << "\" y1=\"" << ly - 4 << "\" x2=\"" << left + pw - 130 << "\" y2=\""
+        << ly - 4 << "\" stroke=\"" << colour << "\" stroke-width=\"2\"/>\n<text x=\"" << left + pw - 124
+        << "\" y=\"" << ly << "\">" << escape(s.name) << "</text>\n";
+  }
+  svg << "</svg>\n";
+  return svg.str();
+}
+
+std::string terminal_heatmap(const xt::xarray<double>& values, const std::vector<std::string>& row_labels,
+                             const std::vector<std::string>& col_labels) {
+  check_labels(values, row_labels, col_labels, "terminal_heatmap");
+  static const char* shades[] = {" ", "\u2591", "\u2592", "\u2593", "\u2588"};  // " ░▒▓█"
+  std::size_t label_w = 1, cell_w = 2;
+  for (const auto& l : row_labels) label_w = std::max(label_w, display_width(l));
+  for (const auto& l : col_labels) cell_w = std::max(cell_w, display_width(l) + 1);
+  cell_w = std::min<std::size_t>(cell_w, 6);
+  auto pad = [](const std::string& s, std::size_t w, bool right) {
+    const std::size_t n = display_width(s);
+    std::string fill(w > n ? w - n : 0, ' ');
+    return right ? fill + s : s + fill;
+  };
+  std::ostringstream os;
+  os << std::string(label_w, ' ') << " \u2502";
+  for (const auto& l : col_labels) os << pad(display_width(l) > cell_w ? l.substr(0, cell_w) : l, cell_w, false);
+  os << "\n" << std::string(label_w, ' ') << " \u253c";
+  for (std::size_t c = 0; c < col_labels.size() * cell_w; ++c) os << "\u2500";
+  os << "\n";
+  for (std::size_t r = 0; r < row_labels.size(); ++r) {
+    os << pad(row_labels[r], label_w, true) << " \u2502";
+    for (std::size_t c = 0; c < col_labels.size(); ++c) {
+      const double v = std::clamp(values(r, c), 0.0, 1.0);
+      const int level = std::isfinite(values(r, c)) ? std::min(4, static_cast<int>(std::lround(v * 4))) : 0;
+      for (std::size_t k = 0; k + 1 < cell_w; ++k) os << shades[level];
+      os << " ";
+    }
+    os << "\n";
+  }
+  return os.str();
+}
+
+void save_text(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary);
+    if (!out) throw IOError("save_text: cannot write '" + path + "' (does its folder exist?)");
+    out << text;
+    if (!out) throw IOError("save_text: writing '" + path + "' failed");
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    throw IOError("save_text: cannot rename onto '" + path + "'");
+  }
+}
+
+}  // namespace attn::viz
