@@ -12,3 +12,5 @@
 #include "nn/module.hpp"
 
 #include "viz/plot.hpp"
+
+#include "models/data/vocab.hpp"
