@@ -1,0 +1,31 @@
+// The first cell of every chapter notebook: #include "attn_notebook.hpp"
+//
+// In xeus-cling (kernel xcpp17) the pragmas below find attn's headers and load
+// libattn from a local build (run `tools/setup.sh && ninja -C build` first).
+// The notebook runner of CI (tools/run_notebooks.py, clang-repl) loads the
+// library itself and defines ATTN_NOTEBOOK_RUNNER.
+#pragma once
+
+#ifdef __CLING__
+#pragma cling add_include_path("..")
+#pragma cling add_library_path("../build")
+#pragma cling load("attn")
+#endif
+
+#include "../attn.hpp"
+#include "../viz/display.hpp"
+
+#include <iostream>
+
+#ifdef ATTN_NOTEBOOK_RUNNER
+// The runner's stand-in for the kernel's xcpp::display: prints the MIME bundle
+// between markers; the runner turns it into a display_data output.
+namespace xcpp {
+template <class T>
+void display(const T& x) {
+  std::cout << "@@ATTN_MIME_BEGIN@@" << mime_bundle_repr(x).dump() << "@@ATTN_MIME_END@@" << std::endl;
+}
+}  // namespace xcpp
+#else
+#include "xcpp/xdisplay.hpp"
+#endif
