@@ -13,4 +13,5 @@
 
 #include "viz/plot.hpp"
 
+#include "models/data/tasks.hpp"
 #include "models/data/vocab.hpp"
