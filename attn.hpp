@@ -10,6 +10,8 @@
 #include "core/tensor.hpp"
 
 #include "nn/module.hpp"
+#include "nn/npy.hpp"
+#include "nn/npz.hpp"
 
 #include "viz/plot.hpp"
 
