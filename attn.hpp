@@ -9,6 +9,7 @@
 #include "core/random.hpp"
 #include "core/tensor.hpp"
 
+#include "nn/checkpoint.hpp"
 #include "nn/module.hpp"
 #include "nn/npy.hpp"
 #include "nn/npz.hpp"

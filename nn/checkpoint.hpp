@@ -1,0 +1,32 @@
+// Checkpoints: every parameter and buffer of a module, saved by its dotted
+// name in an .npz file (npz.hpp), the format of np.savez:
+//
+//   attn::nn::save(model, "model.npz");   // "fc1.weight", "fc1.bias", ...
+//   attn::nn::load(model, "model.npz");   // same values, in place
+//
+//   >>> np.load("model.npz")["fc1.weight"]
+//   >>> model.load_state_dict({k: torch.from_numpy(v) for k, v in np.load("model.npz").items()})
+//
+// A PyTorch state_dict exported the same way loads into the attn module
+// whose names and shapes match (tools/reference/checkpoint.py does it).
+#pragma once
+
+#include "module.hpp"
+
+#include <string>
+
+namespace attn::nn {
+
+// Writes module.named_parameters() then module.named_buffers(). Atomic: a
+// failed save leaves the previous file at `path` untouched.
+void save(const Module& module, const std::string& path);
+
+// Copies the saved values into the module's own tensors, in place: handles
+// held elsewhere (an optimizer's) see the new values, requires_grad is kept,
+// and values are converted to the module's dtype (float64 <-> float32).
+// Everything is checked first: if the file's names or shapes don't match the
+// module, one IOError lists every missing key, every unexpected key and every
+// shape mismatch, and nothing is changed. File problems are IOErrors too.
+void load(Module& module, const std::string& path);
+
+}  // namespace attn::nn
