@@ -1,4 +1,4 @@
-// Reductions over dims, with keepdim as in PyTorch.
+// Reductions over dims, with keepdim as in PyTorch: sum, mean, max, logsumexp.
 #include "../ops.hpp"
 #include "../record.hpp"
 
@@ -56,6 +56,65 @@ std::size_t count(const Shape& shape, const std::vector<std::size_t>& axes) {
   return n;
 }
 
+// x seen as [outer, n, inner] around the reduced dim: in row-major order the
+// element (o, j, i) sits at flat index (o * n + j) * inner + i.
+struct AroundDim {
+  std::size_t outer = 1, n = 1, inner = 1;
+  std::size_t at(std::size_t o, std::size_t j, std::size_t i) const { return (o * n + j) * inner + i; }
+};
+
+AroundDim around_dim(const Shape& shape, std::size_t axis) {
+  AroundDim s;
+  for (std::size_t d = 0; d < axis; ++d) s.outer *= shape[d];
+  s.n = shape[axis];
+  for (std::size_t d = axis + 1; d < shape.size(); ++d) s.inner *= shape[d];
+  return s;
+}
+
+// The max over the middle dim of x seen as [outer, n, inner]; out_shape is
+// [outer, inner] laid out as the result wants it (keepdim or not, or []).
+template <class T>
+Tensor max_(const Tensor& x, AroundDim s, const Shape& out_shape) {
+  const auto& v = x.data<T>();
+  xt::xarray<T> y = xt::xarray<T>::from_shape(out_shape);  // [outer, inner]
+  std::vector<std::size_t> argmax(y.size());                // where each maximum was found along n
+  for (std::size_t o = 0; o < s.outer; ++o)
+    for (std::size_t i = 0; i < s.inner; ++i) {
+      std::size_t best = 0;
+      for (std::size_t j = 1; j < s.n; ++j)
+        if (v.flat(s.at(o, j, i)) > v.flat(s.at(o, best, i))) best = j;  // strict >: the first maximum wins
+      y.flat(o * s.inner + i) = v.flat(s.at(o, best, i));
+      argmax[o * s.inner + i] = best;
+    }
+  return record<T>("max", std::move(y), {x}, [s, argmax](Node<T>& out) {
+    // d max(x)/dx_j = 1 for the (first) maximum, 0 elsewhere
+    xt::xarray<T> dx = xt::zeros<T>(out.input(0).value.shape());
+    for (std::size_t o = 0; o < s.outer; ++o)
+      for (std::size_t i = 0; i < s.inner; ++i)
+        dx.flat(s.at(o, argmax[o * s.inner + i], i)) = out.grad.flat(o * s.inner + i);
+    out.add_to_input_grad(0, dx);
+  });
+}
+
+template <class T>
+Tensor logsumexp_(const Tensor& x, std::size_t axis, bool keepdim) {
+  const auto& v = x.data<T>();
+  const Shape kept = kept_shape(x.shape(), {axis});
+  // Subtracting the max m keeps exp() from overflowing: log sum exp(x) = m + log sum exp(x - m).
+  // A row of -inf has m = -inf and x - m = NaN, so there m = 0 is used instead.
+  xt::xarray<T> m = xt::amax(v, {axis}, xt::keep_dims | xt::evaluation_strategy::immediate);  // kept shape
+  m = xt::where(xt::isfinite(m), m, T(0));
+  xt::xarray<T> y = m + xt::log(xt::sum(xt::exp(v - m), {axis}, xt::keep_dims | xt::evaluation_strategy::immediate));
+  y.reshape(reduced_shape(x.shape(), {axis}, keepdim));
+  return record<T>("logsumexp", std::move(y), {x}, [kept](Node<T>& out) {
+    // d logsumexp(x)/dx_i = exp(x_i - logsumexp(x)) = softmax(x)_i
+    xt::xarray<T> y = out.value, g = out.grad;
+    y.reshape(kept);  // put the reduced dim back as size 1 so it broadcasts
+    g.reshape(kept);
+    out.add_to_input_grad(0, g * xt::exp(out.input(0).value - y));
+  });
+}
+
 }  // namespace
 
 Tensor sum(const Tensor& x, const std::vector<long>& dims, bool keepdim) {
@@ -72,5 +131,26 @@ Tensor mean(const Tensor& x, const std::vector<long>& dims, bool keepdim) {
   return ATTN_DISPATCH(x.dtype(), sum_, x, axes, keepdim, 1.0 / static_cast<double>(n), "mean");
 }
 Tensor mean(const Tensor& x) { return mean(x, {}, false); }
+
+Tensor max(const Tensor& x) {
+  check_inputs("max", {&x});
+  if (x.numel() == 0) throw ShapeError("max: cannot take the max of an empty tensor, shape " + shape_str(x.shape()));
+  // (PyTorch splits this gradient evenly among tied maxima; attn gives it to the first, as max(x, dim) does.)
+  const AroundDim all{1, x.numel(), 1};  // every element in the middle dim
+  return ATTN_DISPATCH(x.dtype(), max_, x, all, Shape{});
+}
+
+Tensor max(const Tensor& x, long dim, bool keepdim) {
+  check_inputs("max", {&x});
+  const std::size_t axis = normalize_dim(dim, x.dim(), "max");
+  if (x.shape()[axis] == 0)
+    throw ShapeError("max: cannot reduce dim " + std::to_string(dim) + " of size 0, shape " + shape_str(x.shape()));
+  return ATTN_DISPATCH(x.dtype(), max_, x, around_dim(x.shape(), axis), reduced_shape(x.shape(), {axis}, keepdim));
+}
+
+Tensor logsumexp(const Tensor& x, long dim, bool keepdim) {
+  check_inputs("logsumexp", {&x});
+  return ATTN_DISPATCH(x.dtype(), logsumexp_, x, normalize_dim(dim, x.dim(), "logsumexp"), keepdim);
+}
 
 }  // namespace attn

@@ -1,0 +1,189 @@
+// Matrix products through BLAS gemm: matmul (numpy's semantics) and linear.
+//
+// xt::xarray stores its values row-major and contiguous, so its data() is a
+// ready BLAS matrix: an array [..., M, K] is a stack of [M, K] matrices, M*K
+// values apart, each with leading dim K. A transposed operand is never copied:
+// gemm reads it transposed through its trans flag (see core/blas.hpp).
+//
+// Backward of C = A B, with G = dL/dC:   dA = G B^T,   dB = A^T G.
+// gemm adds into the input's gradient buffer (beta = 1), so an operand whose
+// batch dims were broadcast, used by several products, sums its gradients.
+#include "../blas.hpp"
+#include "../ops.hpp"
+#include "../record.hpp"
+
+namespace attn {
+
+namespace {
+
+// How matmul sees its operands: a stack of [m, k] matrices times a stack of
+// [k, n] matrices. Product i multiplies a's matrix a_of[i] by b's matrix b_of[i]
+// and writes the i-th [m, n] matrix of the result.
+struct MatmulPlan {
+  std::size_t m = 0, k = 0, n = 0;
+  std::vector<std::size_t> a_of, b_of;
+  Shape out_shape;
+};
+
+std::size_t product(const Shape& shape) {
+  std::size_t p = 1;
+  for (std::size_t s : shape) p *= s;
+  return p;
+}
+
+MatmulPlan plan_matmul(const Shape& sa, const Shape& sb) {
+  const std::string got = ", got a " + shape_str(sa) + " and b " + shape_str(sb);
+  if (sa.empty() || sb.empty()) throw ShapeError("matmul: expected operands with at least 1 dim" + got);
+  // A 1-D a is one row [1, k], a 1-D b one column [k, 1]; that added dim is dropped from the result.
+  const Shape a = sa.size() == 1 ? Shape{1, sa[0]} : sa;
+  const Shape b = sb.size() == 1 ? Shape{sb[0], 1} : sb;
+  MatmulPlan p;
+  p.m = a[a.size() - 2];
+  p.k = a.back();
+  p.n = b.back();
+  if (b[b.size() - 2] != p.k)
+    throw ShapeError(std::string("matmul: expected a.shape[-1] == b.shape[") + (sb.size() == 1 ? "0" : "-2") + "]" + got);
+
+  // Batch dims: all but the last two, aligned from the right and broadcast as numpy does.
+  Shape a_batch(a.begin(), a.end() - 2), b_batch(b.begin(), b.end() - 2);
+  const std::size_t nb = std::max(a_batch.size(), b_batch.size());
+  a_batch.insert(a_batch.begin(), nb - a_batch.size(), 1);
+  b_batch.insert(b_batch.begin(), nb - b_batch.size(), 1);
+  Shape batch(nb);
+  for (std::size_t d = 0; d < nb; ++d) {
+    if (a_batch[d] != b_batch[d] && a_batch[d] != 1 && b_batch[d] != 1)
+      throw ShapeError("matmul: batch dims do not broadcast (" + std::to_string(a_batch[d]) + " vs " +
+                       std::to_string(b_batch[d]) + ")" + got);
+    batch[d] = a_batch[d] == 1 ? b_batch[d] : a_batch[d];
+  }
+  p.out_shape = batch;
+  if (sa.size() > 1) p.out_shape.push_back(p.m);
+  if (sb.size() > 1) p.out_shape.push_back(p.n);
+
+  if (sb.size() <= 2) {
+    // b is one matrix: a's stack [..., m, k] is one tall matrix [(...) * m, k], so ONE gemm does it all.
+    p.m *= product(a_batch);
+    p.a_of = {0};
+    p.b_of = {0};
+    return p;
+  }
+  // Otherwise one gemm per output matrix. Walk the batch index (i_0, ..., i_nb-1) of
+  // each output matrix; a broadcast dim (size 1) of an operand always uses its index 0.
+  const std::size_t count = product(batch);
+  for (std::size_t i = 0; i < count; ++i) {
+    std::size_t rest = i, ai = 0, bi = 0, a_stride = 1, b_stride = 1;
+    for (std::size_t d = nb; d-- > 0;) {
+      const std::size_t idx = rest % batch[d];
+      rest /= batch[d];
+      if (a_batch[d] != 1) ai += idx * a_stride;
+      if (b_batch[d] != 1) bi += idx * b_stride;
+      a_stride *= a_batch[d];
+      b_stride *= b_batch[d];
+    }
+    p.a_of.push_back(ai);
+    p.b_of.push_back(bi);
+  }
+  return p;
+}
+
+// The input's gradient as a buffer gemm can add into (beta = 1): zeros if it has none yet.
+template <class T>
+T* grad_buffer(Node<T>& in) {
+  if (!in.has_grad) {
+    in.grad = xt::zeros<T>(in.value.shape());
+    in.has_grad = true;
+  }
+  return in.grad.data();
+}
+
+template <class T>
+Tensor matmul_(const Tensor& a, const Tensor& b, const MatmulPlan& p) {
+  const std::size_t m = p.m, k = p.k, n = p.n;
+  xt::xarray<T> c = xt::xarray<T>::from_shape(p.out_shape);
+  const T* A = a.data<T>().data();
+  const T* B = b.data<T>().data();
+  for (std::size_t i = 0; i < p.a_of.size(); ++i)
+    // [m, k] x [k, n] -> [m, n]   (folded: [B*T, D] x [D, O] -> [B*T, O])
+    blas::gemm(false, false, m, n, k, T(1), A + p.a_of[i] * m * k, k, B + p.b_of[i] * k * n, n, T(0),
+               c.data() + i * m * n, n);
+
+  return record<T>("matmul", std::move(c), {a, b}, [p](Node<T>& out) {
+    const std::size_t m = p.m, k = p.k, n = p.n;
+    const T* G = out.grad.data();
+    const T* A = out.input(0).value.data();
+    const T* B = out.input(1).value.data();
+    if (out.input_requires_grad(0)) {
+      T* dA = grad_buffer(out.input(0));
+      for (std::size_t i = 0; i < p.a_of.size(); ++i)
+        // dA = G B^T: [m, n] x [k, n]^T -> [m, k]
+        blas::gemm(false, true, m, k, n, T(1), G + i * m * n, n, B + p.b_of[i] * k * n, n, T(1),
+                   dA + p.a_of[i] * m * k, k);
+    }
+    if (out.input_requires_grad(1)) {
+      T* dB = grad_buffer(out.input(1));
+      for (std::size_t i = 0; i < p.a_of.size(); ++i)
+        // dB = A^T G: [m, k]^T x [m, n] -> [k, n]   (folded: [B*T, D]^T x [B*T, O] -> [D, O], one gemm)
+        blas::gemm(true, false, k, n, m, T(1), A + p.a_of[i] * m * k, k, G + i * m * n, n, T(1),
+                   dB + p.b_of[i] * k * n, n);
+    }
+  });
+}
+
+// x [..., in] seen as one matrix [rows, in]; y = x W^T + bias is [rows, out].
+template <class T>
+Tensor linear_(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  const Shape sx = x.shape();
+  const std::size_t in = weight.shape()[1], outs = weight.shape()[0];
+  const std::size_t rows = product(Shape(sx.begin(), sx.end() - 1));
+  Shape out_shape = sx;
+  out_shape.back() = outs;
+  const bool has_bias = bias.defined();
+  // With a bias, y starts as the bias in every row and gemm adds x W^T to it (beta = 1).
+  xt::xarray<T> y = has_bias ? xt::xarray<T>(xt::broadcast(bias.data<T>(), out_shape))
+                             : xt::xarray<T>::from_shape(out_shape);
+  // [rows, in] x [out, in]^T -> [rows, out]
+  blas::gemm(false, true, rows, outs, in, T(1), x.data<T>().data(), in, weight.data<T>().data(), in,
+             T(has_bias ? 1 : 0), y.data(), outs);
+
+  std::vector<Tensor> inputs{x, weight};
+  if (has_bias) inputs.push_back(bias);
+  return record<T>("linear", std::move(y), inputs, [rows, in, outs, has_bias](Node<T>& out) {
+    const T* G = out.grad.data();  // [rows, out]
+    if (out.input_requires_grad(0))
+      // dx = G W: [rows, out] x [out, in] -> [rows, in]
+      blas::gemm(false, false, rows, in, outs, T(1), G, outs, out.input(1).value.data(), in, T(1),
+                 grad_buffer(out.input(0)), in);
+    if (out.input_requires_grad(1))
+      // dW = G^T x: [rows, out]^T x [rows, in] -> [out, in]
+      blas::gemm(true, false, outs, in, rows, T(1), G, outs, out.input(0).value.data(), in, T(1),
+                 grad_buffer(out.input(1)), in);
+    if (has_bias)
+      // d bias = G summed over the rows (accumulate_grad sums the broadcast dims away)
+      out.add_to_input_grad(2, out.grad);
+  });
+}
+
+}  // namespace
+
+Tensor matmul(const Tensor& a, const Tensor& b) {
+  check_inputs("matmul", {&a, &b});
+  const MatmulPlan plan = plan_matmul(a.shape(), b.shape());
+  return ATTN_DISPATCH(a.dtype(), matmul_, a, b, plan);
+}
+
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  if (bias.defined()) check_inputs("linear", {&x, &weight, &bias});
+  else check_inputs("linear", {&x, &weight});
+  const Shape sx = x.shape(), sw = weight.shape();
+  if (sx.empty()) throw ShapeError("linear: expected x [..., in] with at least 1 dim, got x []");
+  if (sw.size() != 2) throw ShapeError("linear: expected a 2-d weight [out, in], got weight " + shape_str(sw));
+  if (sx.back() != sw[1])
+    throw ShapeError("linear: expected x.shape[-1] == weight.shape[1], got x " + shape_str(sx) + " and weight " +
+                     shape_str(sw));
+  if (bias.defined() && bias.shape() != Shape{sw[0]})
+    throw ShapeError("linear: expected bias [" + std::to_string(sw[0]) + "] for weight " + shape_str(sw) +
+                     ", got bias " + shape_str(bias.shape()));
+  return ATTN_DISPATCH(x.dtype(), linear_, x, weight, bias);
+}
+
+}  // namespace attn
