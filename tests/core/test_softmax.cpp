@@ -1,0 +1,97 @@
+#include "../helpers.hpp"
+
+#include <xtensor/xmanipulation.hpp>
+
+using attn::Tensor;
+using Inputs = std::vector<Tensor>;
+
+namespace {
+
+bool all_finite(const Tensor& t) {
+  for (double v : t.to_array())
+    if (!std::isfinite(v)) return false;
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("softmax: rows sum to one, and log_softmax is its log") {
+  Tensor x = test::randn({3, 4}, 1, false);
+  for (long dim : {0L, 1L, -1L}) {
+    CAPTURE(dim);
+    Tensor y = attn::softmax(x, dim);
+    CHECK(test::allclose(attn::sum(y, {dim}), attn::ones({dim == 0 ? 4u : 3u}), 1e-15));
+    CHECK(test::allclose(attn::log_softmax(x, dim), attn::log(y), 1e-14));
+  }
+  // softmax([0, log 3]) = [1/4, 3/4]
+  Tensor two = attn::softmax(attn::tensor({0.0, std::log(3.0)}), 0);
+  CHECK(test::allclose(two, attn::tensor({0.25, 0.75}), 1e-15));
+}
+
+TEST_CASE("softmax and log_softmax: gradients over every dim") {
+  Tensor x = test::randn({2, 3, 4}, 2);
+  for (long dim : {0L, 1L, 2L, -1L, -2L}) {
+    CAPTURE(dim);
+    CHECK_GRADCHECK([&](const Inputs& in) { return attn::softmax(in[0], dim); }, {x});
+    CHECK_GRADCHECK([&](const Inputs& in) { return attn::log_softmax(in[0], dim); }, {x});
+  }
+  Tensor v = test::randn({5}, 3);
+  CHECK_GRADCHECK([](const Inputs& in) { return attn::softmax(in[0], 0); }, {v});
+  CHECK_GRADCHECK([](const Inputs& in) { return attn::log_softmax(in[0], -1); }, {v});
+  // An input made from a transposed copy.
+  Tensor t(xt::xarray<double>(xt::transpose(test::randn({4, 3}, 4, false).data<double>())), true);
+  CHECK_GRADCHECK([](const Inputs& in) { return attn::softmax(in[0], 1); }, {t});
+  CHECK_GRADCHECK([](const Inputs& in) { return attn::log_softmax(in[0], 0); }, {t});
+}
+
+TEST_CASE("softmax of inputs near 1000 gives no NaN or inf, forward or backward") {
+  Tensor x = attn::tensor({{1000.0, 1001.0, 1002.0}, {-1000.0, 1000.0, 0.0}}, true);
+  Tensor y = attn::softmax(x, 1);
+  CHECK(all_finite(y));
+  // Shifting a row changes nothing: row 0 is softmax([0, 1, 2]).
+  CHECK(test::allclose(attn::select(y, 0, 0), attn::softmax(attn::tensor({0.0, 1.0, 2.0}), 0), 1e-15));
+  CHECK(test::allclose(attn::select(y, 0, 1), attn::tensor({0.0, 1.0, 0.0}), 1e-15));
+  Tensor ly = attn::log_softmax(x, 1);
+  CHECK(all_finite(ly));
+  CHECK(ly.to_array()(1, 0) == doctest::Approx(-2000.0).epsilon(1e-15));
+
+  attn::sum(y * attn::tensor({{1.0, 2.0, 3.0}, {1.0, 2.0, 3.0}})).backward();
+  CHECK(all_finite(x.grad()));
+  x.zero_grad();
+  attn::sum(ly * attn::tensor({{1.0, 2.0, 3.0}, {1.0, 2.0, 3.0}})).backward();
+  CHECK(all_finite(x.grad()));
+
+  Tensor f = attn::tensor({{1000.0, 1001.0, 1002.0}, {-1000.0, 1000.0, 0.0}}, false, attn::Dtype::Float32);
+  CHECK(all_finite(attn::softmax(f, 1)));
+  CHECK(all_finite(attn::log_softmax(f, 1)));
+}
+
+TEST_CASE("masked entries (-inf) get zero weight") {
+  const double inf = std::numeric_limits<double>::infinity();
+  Tensor y = attn::softmax(attn::tensor({0.0, -inf, 0.0}), 0);
+  CHECK(test::allclose(y, attn::tensor({0.5, 0.0, 0.5}), 1e-15));
+}
+
+TEST_CASE("softmax in float32 agrees with float64") {
+  Tensor x = test::randn({3, 5}, 5, false);
+  Tensor g = test::randn({3, 5}, 6, false);
+  for (bool log : {false, true}) {
+    CAPTURE(log);
+    auto f = [log](const Tensor& t) { return log ? attn::log_softmax(t, -1) : attn::softmax(t, -1); };
+    Tensor a = x.detach().requires_grad_(), b = x.to(attn::Dtype::Float32).requires_grad_();
+    Tensor ya = f(a), yb = f(b);
+    CHECK(yb.dtype() == attn::Dtype::Float32);
+    CHECK(test::allclose(ya, yb.to(attn::Dtype::Float64), 1e-5));
+    ya.backward(g);
+    yb.backward(g.to(attn::Dtype::Float32));
+    CHECK(test::allclose(a.grad(), b.grad().to(attn::Dtype::Float64), 1e-5));
+  }
+}
+
+TEST_CASE("softmax rejects bad dims") {
+  CHECK_THROWS_WITH_SUBSTR(attn::softmax(attn::zeros({2, 3}), 2), attn::ShapeError,
+                           "softmax: dim 2 is out of range for a 2-d tensor");
+  CHECK_THROWS_WITH_SUBSTR(attn::log_softmax(attn::zeros({2, 3}), -3), attn::ShapeError, "log_softmax: dim -3");
+  CHECK_THROWS_WITH_SUBSTR(attn::softmax(attn::zeros({}), 0), attn::ShapeError, "softmax: dim 0 is out of range");
+  CHECK_THROWS_AS(attn::softmax(Tensor(), 0), attn::ValueError);
+}
