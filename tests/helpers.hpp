@@ -46,7 +46,7 @@ inline bool allclose(const attn::Tensor& a, const attn::Tensor& b, double tol = 
       (void)(expr);                                                                \
     } catch (const type& e) {                                                      \
       attn_thrown_ = true;                                                         \
-      INFO("message: " << e.what());                                               \
+      INFO("message: " << std::string(e.what()));                                               \
       CHECK(std::string(e.what()).find(text) != std::string::npos);                \
     }                                                                              \
     CHECK_MESSAGE(attn_thrown_, #expr " did not throw " #type);                    \
