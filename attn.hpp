@@ -16,5 +16,6 @@
 
 #include "viz/plot.hpp"
 
+#include "models/data/batch.hpp"
 #include "models/data/tasks.hpp"
 #include "models/data/vocab.hpp"

@@ -113,7 +113,8 @@ std::vector<GridObject> GridWorld::random_objects(Generator& gen) const {
                                                           static_cast<std::int64_t>(options_.max_objects) + 1));
   std::vector<std::size_t> cells(n_cells);
   std::iota(cells.begin(), cells.end(), 0);
-  std::shuffle(cells.begin(), cells.end(), gen.engine());
+  for (std::size_t i = 0; i < count; ++i)  // the first `count` steps of a Fisher-Yates shuffle
+    std::swap(cells[i], cells[static_cast<std::size_t>(gen.randint(static_cast<std::int64_t>(i), n_cells))]);
   std::vector<GridObject> objects;
   for (std::size_t i = 0; i < count; ++i)
     objects.push_back({cells[i], static_cast<std::size_t>(gen.randint(0, static_cast<std::int64_t>(colours().size()))),
