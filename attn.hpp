@@ -17,5 +17,6 @@
 #include "viz/plot.hpp"
 
 #include "models/data/batch.hpp"
+#include "models/data/corpus.hpp"
 #include "models/data/tasks.hpp"
 #include "models/data/vocab.hpp"
