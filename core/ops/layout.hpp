@@ -1,0 +1,112 @@
+// How the ops in this folder walk contiguous arrays (an internal header).
+//
+// Every Tensor's data is a contiguous row-major xt::xarray. Seen around one
+// dim d, an array of shape [s0, ..., s(d-1), n, s(d+1), ...] is a 3-d block
+// [outer, n, inner]:
+//   outer = s0 * ... * s(d-1)   (how many times the dim d repeats)
+//   inner = s(d+1) * ...        (how many consecutive values one position of d holds)
+// Element (o, i, k) sits at flat offset (o * n + i) * inner + k. So "positions
+// [start, start + len) of dim d" are `outer` runs of len * inner consecutive
+// values: one std::copy per run moves them, with no index arithmetic per element.
+// Slicing, concatenation, index_select and embedding are all built on that.
+#pragma once
+
+#include "../errors.hpp"
+
+#include <xtensor/xarray.hpp>
+
+#include <algorithm>
+#include <string>
+
+namespace attn {
+
+struct Blocks {
+  std::size_t outer = 1, n = 1, inner = 1;
+};
+
+inline Blocks blocks_around(const Shape& shape, std::size_t dim) {
+  Blocks b;
+  for (std::size_t i = 0; i < dim; ++i) b.outer *= shape[i];
+  b.n = shape[dim];
+  for (std::size_t i = dim + 1; i < shape.size(); ++i) b.inner *= shape[i];
+  return b;
+}
+
+// Copies positions [src_start, src_start + len) of dim d of `src` (which has
+// src_n positions there) to positions [dst_start, dst_start + len) of `dst`
+// (dst_n positions there). Both arrays share `outer` and `inner`.
+template <class T>
+void copy_slab(const T* src, std::size_t src_n, std::size_t src_start, T* dst, std::size_t dst_n,
+               std::size_t dst_start, std::size_t len, std::size_t outer, std::size_t inner) {
+  for (std::size_t o = 0; o < outer; ++o) {
+    const T* from = src + (o * src_n + src_start) * inner;
+    std::copy(from, from + len * inner, dst + (o * dst_n + dst_start) * inner);
+  }
+}
+
+// The same, adding into dst instead of overwriting it (scatter-add in backward).
+template <class T>
+void add_slab(const T* src, std::size_t src_n, std::size_t src_start, T* dst, std::size_t dst_n,
+              std::size_t dst_start, std::size_t len, std::size_t outer, std::size_t inner) {
+  for (std::size_t o = 0; o < outer; ++o) {
+    const T* from = src + (o * src_n + src_start) * inner;
+    T* to = dst + (o * dst_n + dst_start) * inner;
+    for (std::size_t k = 0; k < len * inner; ++k) to[k] += from[k];
+  }
+}
+
+// The position of a new dim inserted into an ndim-d tensor (unsqueeze, stack):
+// 0..ndim, or negative from the end, -1 being a new last dim.
+inline std::size_t normalize_new_dim(long dim, std::size_t ndim, const char* op) {
+  const long n = static_cast<long>(ndim);
+  if (dim < -n - 1 || dim > n)
+    throw ShapeError(std::string(op) + ": dim " + std::to_string(dim) + " is out of range for a new dim of a " +
+                     std::to_string(ndim) + "-d tensor (expected " + std::to_string(-n - 1) + " <= dim <= " +
+                     std::to_string(n) + ")");
+  return static_cast<std::size_t>(dim < 0 ? dim + n + 1 : dim);
+}
+
+// The shape that a and b broadcast to (numpy's rules), or a ShapeError naming op.
+inline Shape broadcast_shape(const char* op, const Shape& a, const Shape& b) {
+  Shape out(std::max(a.size(), b.size()), 1);
+  for (std::size_t i = 1; i <= out.size(); ++i) {
+    const std::size_t x = i <= a.size() ? a[a.size() - i] : 1;
+    const std::size_t y = i <= b.size() ? b[b.size() - i] : 1;
+    if (x != y && x != 1 && y != 1)
+      throw ShapeError(std::string(op) + ": shapes " + shape_str(a) + " and " + shape_str(b) +
+                       " do not broadcast (dim -" + std::to_string(i) + ": " + std::to_string(x) + " vs " +
+                       std::to_string(y) + ")");
+    out[out.size() - i] = x == 1 ? y : x;
+  }
+  return out;
+}
+
+// A contiguous copy of `a` broadcast to `shape` (numpy's rules, already checked).
+// Plain loops on purpose: xtensor 0.24 with xsimd evaluates broadcast expressions
+// involving bool arrays wrongly (xtensor issues #2025, #2040), so the mask ops
+// broadcast their operands first and then compare or select element by element.
+template <class X>
+xt::xarray<X> broadcast_to(const xt::xarray<X>& a, const Shape& shape) {
+  const std::size_t lead = shape.size() - a.dimension();
+  Shape step(shape.size(), 0);  // how far a's flat offset moves per step of each output dim
+  for (std::size_t d = shape.size(), stride = 1; d-- > lead;) {
+    const std::size_t size = a.shape()[d - lead];
+    if (size != 1) step[d] = stride;
+    stride *= size;
+  }
+  xt::xarray<X> out = xt::xarray<X>::from_shape(shape);
+  Shape index(shape.size(), 0);  // the output position, advanced like an odometer
+  std::size_t offset = 0;        // a's flat offset for that position
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    out.flat(i) = a.flat(offset);
+    for (std::size_t d = shape.size(); d-- > 0;) {
+      offset += step[d];
+      if (++index[d] < shape[d]) break;
+      offset -= step[d] * shape[d];
+      index[d] = 0;
+    }
+  }
+  return out;
+}
+
+}  // namespace attn
