@@ -1,6 +1,7 @@
 // Reductions over dims, with keepdim as in PyTorch: sum, mean, max, logsumexp.
 #include "../ops.hpp"
 #include "../record.hpp"
+#include "layout.hpp"
 
 #include <xtensor/xmath.hpp>
 
@@ -56,25 +57,13 @@ std::size_t count(const Shape& shape, const std::vector<std::size_t>& axes) {
   return n;
 }
 
-// x seen as [outer, n, inner] around the reduced dim: in row-major order the
-// element (o, j, i) sits at flat index (o * n + j) * inner + i.
-struct AroundDim {
-  std::size_t outer = 1, n = 1, inner = 1;
-  std::size_t at(std::size_t o, std::size_t j, std::size_t i) const { return (o * n + j) * inner + i; }
-};
-
-AroundDim around_dim(const Shape& shape, std::size_t axis) {
-  AroundDim s;
-  for (std::size_t d = 0; d < axis; ++d) s.outer *= shape[d];
-  s.n = shape[axis];
-  for (std::size_t d = axis + 1; d < shape.size(); ++d) s.inner *= shape[d];
-  return s;
-}
+// Flat index of element (o, j, k) of an array seen as [outer, n, inner] (layout.hpp).
+std::size_t at(const Blocks& s, std::size_t o, std::size_t j, std::size_t k) { return (o * s.n + j) * s.inner + k; }
 
 // The max over the middle dim of x seen as [outer, n, inner]; out_shape is
 // [outer, inner] laid out as the result wants it (keepdim or not, or []).
 template <class T>
-Tensor max_(const Tensor& x, AroundDim s, const Shape& out_shape) {
+Tensor max_(const Tensor& x, Blocks s, const Shape& out_shape) {
   const auto& v = x.data<T>();
   xt::xarray<T> y = xt::xarray<T>::from_shape(out_shape);  // [outer, inner]
   std::vector<std::size_t> argmax(y.size());                // where each maximum was found along n
@@ -82,8 +71,8 @@ Tensor max_(const Tensor& x, AroundDim s, const Shape& out_shape) {
     for (std::size_t i = 0; i < s.inner; ++i) {
       std::size_t best = 0;
       for (std::size_t j = 1; j < s.n; ++j)
-        if (v.flat(s.at(o, j, i)) > v.flat(s.at(o, best, i))) best = j;  // strict >: the first maximum wins
-      y.flat(o * s.inner + i) = v.flat(s.at(o, best, i));
+        if (v.flat(at(s, o, j, i)) > v.flat(at(s, o, best, i))) best = j;  // strict >: the first maximum wins
+      y.flat(o * s.inner + i) = v.flat(at(s, o, best, i));
       argmax[o * s.inner + i] = best;
     }
   return record<T>("max", std::move(y), {x}, [s, argmax](Node<T>& out) {
@@ -91,7 +80,7 @@ Tensor max_(const Tensor& x, AroundDim s, const Shape& out_shape) {
     xt::xarray<T> dx = xt::zeros<T>(out.input(0).value.shape());
     for (std::size_t o = 0; o < s.outer; ++o)
       for (std::size_t i = 0; i < s.inner; ++i)
-        dx.flat(s.at(o, argmax[o * s.inner + i], i)) = out.grad.flat(o * s.inner + i);
+        dx.flat(at(s, o, argmax[o * s.inner + i], i)) = out.grad.flat(o * s.inner + i);
     out.add_to_input_grad(0, dx);
   });
 }
@@ -136,7 +125,7 @@ Tensor max(const Tensor& x) {
   check_inputs("max", {&x});
   if (x.numel() == 0) throw ShapeError("max: cannot take the max of an empty tensor, shape " + shape_str(x.shape()));
   // (PyTorch splits this gradient evenly among tied maxima; attn gives it to the first, as max(x, dim) does.)
-  const AroundDim all{1, x.numel(), 1};  // every element in the middle dim
+  const Blocks all{1, x.numel(), 1};  // every element in the middle dim
   return ATTN_DISPATCH(x.dtype(), max_, x, all, Shape{});
 }
 
@@ -145,7 +134,7 @@ Tensor max(const Tensor& x, long dim, bool keepdim) {
   const std::size_t axis = normalize_dim(dim, x.dim(), "max");
   if (x.shape()[axis] == 0)
     throw ShapeError("max: cannot reduce dim " + std::to_string(dim) + " of size 0, shape " + shape_str(x.shape()));
-  return ATTN_DISPATCH(x.dtype(), max_, x, around_dim(x.shape(), axis), reduced_shape(x.shape(), {axis}, keepdim));
+  return ATTN_DISPATCH(x.dtype(), max_, x, blocks_around(x.shape(), axis), reduced_shape(x.shape(), {axis}, keepdim));
 }
 
 Tensor logsumexp(const Tensor& x, long dim, bool keepdim) {
