@@ -3,6 +3,7 @@
 #pragma once
 
 #include "core/config.hpp"
+#include "core/dot.hpp"
 #include "core/errors.hpp"
 #include "core/gradcheck.hpp"
 #include "core/ops.hpp"
