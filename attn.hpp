@@ -14,6 +14,8 @@
 #include "nn/module.hpp"
 #include "nn/npy.hpp"
 #include "nn/npz.hpp"
+#include "nn/rnn.hpp"
+#include "nn/rnn_cell.hpp"
 
 #include "viz/plot.hpp"
 
