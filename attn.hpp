@@ -10,6 +10,13 @@
 #include "core/random.hpp"
 #include "core/tensor.hpp"
 
+#include "nn/attention/attention.hpp"
+#include "nn/attention/local.hpp"
+#include "nn/attention/masks.hpp"
+#include "nn/attention/multihead.hpp"
+#include "nn/attention/positional.hpp"
+#include "nn/attention/score.hpp"
+#include "nn/attention/self_attention.hpp"
 #include "nn/checkpoint.hpp"
 #include "nn/module.hpp"
 #include "nn/npy.hpp"

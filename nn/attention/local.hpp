@@ -1,0 +1,64 @@
+// Luong's local attention (Luong et al. 2015, section 3.2): each decoder step t
+// looks only at a window of 2D + 1 source positions around an aligned position
+// p_t, instead of at the whole source sentence.
+//
+//   local-m (monotonic):  p_t = t                  (source and target roughly in step)
+//   local-p (predictive): p_t = S * sigmoid(v_p^T tanh(W_p s_t)),  S the source length
+//
+// The weights are the usual softmax of the scores, but only over the window
+// [p_t - D, p_t + D] (and never on padding), then multiplied by a Gaussian
+// centred on p_t, which favours positions near p_t:
+//
+//   a_tj = softmax_{j in window}(e_tj) * exp(-(j - p_t)^2 / (2 sigma^2)),  sigma = D / 2
+//
+// so they sum to at most 1. The window itself is a hard mask (no gradient), but the
+// Gaussian is differentiable in p_t: that is how local-p learns W_p and v_p.
+// Positions j count from 0; a window that falls entirely in the padding (local-m
+// with t far beyond the source length) gives weights and context of 0.
+#pragma once
+
+#include "attention.hpp"
+
+#include <memory>
+#include <optional>
+
+namespace attn::nn {
+
+class LocalAttention : public Module {
+ public:
+  enum class Mode { Monotonic, Predictive };  // local-m, local-p
+
+  // window_radius is D (the window has 2D + 1 positions). query_dim and
+  // attn_dim size W_p [attn_dim, query_dim] and v_p [attn_dim], used by local-p only.
+  LocalAttention(std::unique_ptr<Score> score, std::size_t window_radius, Mode mode, std::size_t query_dim = 0,
+                 std::size_t attn_dim = 0, Generator& gen = default_generator());
+
+  // query [B, Tq, Dq]: the decoder states of steps first_step, first_step + 1, ...
+  // (a decoder running one step at a time passes Tq = 1 and first_step = t).
+  // keys [B, Tk, Dk], values [B, Tk, Dv]; lengths [B]: valid source lengths S
+  // (all Tk when absent). Returns {context [B, Tq, Dv], weights [B, Tq, Tk]}.
+  AttentionOutput forward(const Tensor& query, const Tensor& keys, const Tensor& values,
+                          const std::optional<Index>& lengths = std::nullopt, std::size_t first_step = 0);
+  AttentionOutput operator()(const Tensor& query, const Tensor& keys, const Tensor& values,
+                             const std::optional<Index>& lengths = std::nullopt, std::size_t first_step = 0) {
+    return forward(query, keys, values, lengths, first_step);
+  }
+
+  Score& score() { return *score_; }
+  const Tensor& last_weights() const { return last_weights_; }      // [B, Tq, Tk], detached
+  const Tensor& last_positions() const { return last_positions_; }  // p_t [B, Tq], detached
+  std::string extra_repr() const override;
+
+  std::size_t window_radius;  // D
+  double sigma;               // D / 2
+  Mode mode;
+  std::size_t query_dim, attn_dim;
+  Tensor W_p;  // [attn_dim, query_dim], local-p only
+  Tensor v_p;  // [attn_dim], local-p only
+
+ private:
+  std::unique_ptr<Score> score_;
+  Tensor last_weights_, last_positions_;
+};
+
+}  // namespace attn::nn

@@ -1,0 +1,108 @@
+// Masks and the masked softmax (the convention is in masks.hpp).
+#include "masks.hpp"
+
+#include "../../core/ops.hpp"
+
+#include <xtensor/xbroadcast.hpp>
+#include <xtensor/xbuilder.hpp>
+#include <xtensor/xoperation.hpp>
+
+#include <string>
+
+namespace attn::nn {
+
+namespace {
+
+Shape mask_shape(const Mask& m) { return Shape(m.shape().begin(), m.shape().end()); }
+
+// True if `mask` broadcasts (numpy rules) to `shape` without growing it.
+bool broadcasts_to(const Shape& mask, const Shape& shape) {
+  if (mask.size() > shape.size()) return false;
+  for (std::size_t i = 1; i <= mask.size(); ++i) {
+    const std::size_t m = mask[mask.size() - i], s = shape[shape.size() - i];
+    if (m != s && m != 1) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+Mask padding_mask(const Index& lengths, std::size_t max_len) {
+  if (lengths.dimension() != 1)
+    throw ShapeError("padding_mask: expected lengths of shape [B], got " + shape_str(Shape(lengths.shape().begin(), lengths.shape().end())));
+  const std::size_t B = lengths.size();
+  Mask mask = xt::zeros<bool>(Shape{B, max_len});  // [B, max_len]
+  for (std::size_t b = 0; b < B; ++b) {
+    const std::int64_t len = lengths(b);
+    if (len < 0 || static_cast<std::size_t>(len) > max_len)
+      throw ValueError("padding_mask: lengths must be in [0, " + std::to_string(max_len) + "], got " +
+                       std::to_string(len) + " at index " + std::to_string(b));
+    for (std::size_t j = static_cast<std::size_t>(len); j < max_len; ++j) mask(b, j) = true;
+  }
+  return mask;
+}
+
+Mask causal_mask(std::size_t T) {
+  Mask mask = xt::zeros<bool>(Shape{T, T});  // [T, T]
+  for (std::size_t i = 0; i < T; ++i)
+    for (std::size_t j = i + 1; j < T; ++j) mask(i, j) = true;  // key j lies in query i's future
+  return mask;
+}
+
+std::optional<Mask> combine_masks(const Shape& scores_shape, const std::optional<Mask>& key_padding_mask,
+                                  const std::optional<Mask>& attn_mask, const char* op) {
+  const std::string name(op);
+  const std::size_t n = scores_shape.size();
+  if (n != 3 && n != 4)
+    throw ShapeError(name + ": expected scores [B, Tq, Tk] or [B, H, Tq, Tk], got " + shape_str(scores_shape));
+  if (!key_padding_mask && !attn_mask) return std::nullopt;
+  const std::size_t B = scores_shape[0], Tq = scores_shape[n - 2], Tk = scores_shape[n - 1];
+  Mask combined = xt::zeros<bool>(scores_shape);
+
+  if (key_padding_mask) {
+    const Shape got = mask_shape(*key_padding_mask);
+    if (got != Shape{B, Tk})
+      throw ShapeError(name + ": expected key_padding_mask [B, Tk] = " + shape_str({B, Tk}) + ", got " + shape_str(got));
+    Shape as_scores(n, 1);  // [B, 1, Tk] or [B, 1, 1, Tk]: the same for every query (and head)
+    as_scores.front() = B;
+    as_scores.back() = Tk;
+    Mask padding = *key_padding_mask;
+    padding.reshape(as_scores);
+    combined = combined || xt::broadcast(padding, scores_shape);
+  }
+
+  if (attn_mask) {
+    const Shape got = mask_shape(*attn_mask);
+    Mask m = *attn_mask;
+    if (got == Shape{Tq, Tk}) {
+      // the same for every sequence: broadcasts as it is
+    } else if (got == Shape{B, Tq, Tk}) {
+      if (n == 4) m.reshape({B, 1, Tq, Tk});  // the same for every head
+    } else if (n == 4 && got == scores_shape) {
+      // one per sequence and head
+    } else {
+      std::string expected = shape_str({Tq, Tk}) + " or " + shape_str({B, Tq, Tk});
+      if (n == 4) expected += " or " + shape_str(scores_shape);
+      throw ShapeError(name + ": expected attn_mask " + expected + " for scores " + shape_str(scores_shape) +
+                       ", got " + shape_str(got));
+    }
+    combined = combined || xt::broadcast(m, scores_shape);
+  }
+  return combined;
+}
+
+Tensor masked_softmax(const Tensor& scores, const std::optional<Mask>& mask, long dim) {
+  if (!scores.defined()) throw ValueError("masked_softmax: scores are undefined");
+  normalize_dim(dim, scores.dim(), "masked_softmax");
+  if (!mask) return softmax(scores, dim);
+  if (!broadcasts_to(mask_shape(*mask), scores.shape()))
+    throw ShapeError("masked_softmax: mask " + shape_str(mask_shape(*mask)) + " does not broadcast against scores " +
+                     shape_str(scores.shape()));
+  // Blocked scores become a huge negative number: exp() makes them exactly 0.
+  Tensor weights = softmax(masked_fill(scores, *mask, kBlockedScore), dim);
+  // A fully blocked row came out uniform (all its scores were equal): zero it.
+  // Zeroing every blocked entry does that and changes nothing elsewhere.
+  return masked_fill(weights, *mask, 0.0);
+}
+
+}  // namespace attn::nn

@@ -1,0 +1,111 @@
+#include "multihead.hpp"
+
+#include "../init.hpp"
+
+#include "../../core/ops.hpp"
+
+#include <string>
+
+namespace attn::nn {
+
+namespace {
+
+// [B, T, E] -> [B, H, T, d]: each head gets its own slice of d = E / H features.
+Tensor split_heads(const Tensor& x, std::size_t H, std::size_t d) {
+  const long B = static_cast<long>(x.size(0)), T = static_cast<long>(x.size(1));
+  Tensor heads = reshape(x, {B, T, static_cast<long>(H), static_cast<long>(d)});  // [B, T, H, d]
+  return transpose(heads, 1, 2);                                                  // [B, H, T, d]
+}
+
+// [B, H, T, d] -> [B, T, E]: the heads side by side again.
+Tensor merge_heads(const Tensor& x) {
+  const long B = static_cast<long>(x.size(0)), T = static_cast<long>(x.size(2));
+  Tensor joined = transpose(x, 1, 2);  // [B, T, H, d]
+  return reshape(joined, {B, T, -1});  // [B, T, E]
+}
+
+// A slice of the packed projection: rows [i*E, (i+1)*E) of in_proj_weight / in_proj_bias.
+Tensor part(const Tensor& packed, std::size_t i, std::size_t E) {
+  return packed.defined() ? narrow(packed, 0, i * E, E) : Tensor();
+}
+
+}  // namespace
+
+MultiheadAttention::MultiheadAttention(std::size_t embed_dim, std::size_t num_heads, double dropout, bool bias,
+                                       Generator& gen)
+    : Module("MultiheadAttention"), embed_dim(embed_dim), num_heads(num_heads),
+      head_dim(num_heads ? embed_dim / num_heads : 0), dropout(dropout), out_proj(embed_dim, embed_dim, bias, gen),
+      gen_(&gen) {
+  if (num_heads == 0 || embed_dim == 0 || embed_dim % num_heads != 0)
+    throw ValueError("MultiheadAttention: embed_dim (" + std::to_string(embed_dim) +
+                     ") must be a positive multiple of num_heads (" + std::to_string(num_heads) + ")");
+  if (dropout < 0.0 || dropout >= 1.0)
+    throw ValueError("MultiheadAttention: dropout must be in [0, 1), got " + std::to_string(dropout));
+  in_proj_weight = zeros({3 * embed_dim, embed_dim});
+  register_parameter("in_proj_weight", in_proj_weight);
+  if (bias) {
+    in_proj_bias = zeros({3 * embed_dim});
+    register_parameter("in_proj_bias", in_proj_bias);
+  }
+  register_module("out_proj", out_proj);
+  reset_parameters(gen);
+}
+
+void MultiheadAttention::reset_parameters(Generator& gen) {
+  init::xavier_uniform_(in_proj_weight, 1.0, gen);
+  if (in_proj_bias.defined()) init::zeros_(in_proj_bias);
+  if (out_proj.bias.defined()) init::zeros_(out_proj.bias);
+}
+
+MultiheadAttentionOutput MultiheadAttention::forward(const Tensor& query, const Tensor& key, const Tensor& value,
+                                                     const std::optional<Mask>& key_padding_mask, bool need_weights,
+                                                     const std::optional<Mask>& attn_mask,
+                                                     bool average_attn_weights) {
+  const std::string op = "MultiheadAttention";
+  if (!query.defined() || !key.defined() || !value.defined()) throw ValueError(op + ": an input is undefined");
+  const std::size_t E = embed_dim, H = num_heads, d = head_dim;
+  auto bad = [&](const std::string& why) {
+    return ShapeError(op + ": " + why + ", got query " + shape_str(query.shape()) + ", key " +
+                      shape_str(key.shape()) + ", value " + shape_str(value.shape()));
+  };
+  for (const Tensor* t : {&query, &key, &value})
+    if (t->dim() != 3 || t->size(-1) != E)
+      throw bad("expected batch-first inputs [B, T, " + std::to_string(E) + "]");
+  if (key.size(0) != query.size(0) || value.size(0) != query.size(0)) throw bad("query, key and value must share B");
+  if (key.size(1) != value.size(1)) throw bad("key and value must have the same length Tk");
+  const std::size_t B = query.size(0), Tq = query.size(1), Tk = key.size(1);
+
+  // Masks: PyTorch's attn_mask [B * H, Tq, Tk] is read as [B, H, Tq, Tk].
+  std::optional<Mask> per_head = attn_mask;
+  if (attn_mask && attn_mask->dimension() == 3 && H > 1) {
+    const Shape got(attn_mask->shape().begin(), attn_mask->shape().end());
+    if (got != Shape{B * H, Tq, Tk})
+      throw ShapeError(op + ": expected attn_mask [Tq, Tk] = " + shape_str({Tq, Tk}) + " or [B * H, Tq, Tk] = " +
+                       shape_str({B * H, Tq, Tk}) + ", got " + shape_str(got));
+    per_head->reshape({B, H, Tq, Tk});
+  }
+  auto mask = combine_masks({B, H, Tq, Tk}, key_padding_mask, per_head, "MultiheadAttention");
+
+  // Projections, then one attention per head.
+  Tensor q = linear(query, part(in_proj_weight, 0, E), part(in_proj_bias, 0, E));  // [B, Tq, E]
+  Tensor k = linear(key, part(in_proj_weight, 1, E), part(in_proj_bias, 1, E));    // [B, Tk, E]
+  Tensor v = linear(value, part(in_proj_weight, 2, E), part(in_proj_bias, 2, E));  // [B, Tk, E]
+  AttentionOutput heads = scaled_dot_product_attention(split_heads(q, H, d),       // [B, H, Tq, d]
+                                                       split_heads(k, H, d),       // [B, H, Tk, d]
+                                                       split_heads(v, H, d),       // [B, H, Tk, d]
+                                                       mask, dropout, is_training(), *gen_);
+  // heads.context [B, H, Tq, d], heads.weights [B, H, Tq, Tk]
+  Tensor output = out_proj(merge_heads(heads.context));  // [B, Tq, E] -> [B, Tq, E]
+  last_weights_ = heads.weights.detach();
+
+  Tensor weights;
+  if (need_weights) weights = average_attn_weights ? mean(heads.weights, {1}) : heads.weights;  // [B, Tq, Tk] or [B, H, Tq, Tk]
+  return {output, weights};
+}
+
+std::string MultiheadAttention::extra_repr() const {
+  return "embed_dim=" + std::to_string(embed_dim) + ", num_heads=" + std::to_string(num_heads) +
+         ", dropout=" + std::to_string(dropout) + ", batch_first=true";
+}
+
+}  // namespace attn::nn

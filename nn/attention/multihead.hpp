@@ -1,0 +1,68 @@
+// nn::MultiheadAttention, as torch.nn.MultiheadAttention(embed_dim, num_heads,
+// dropout, bias, batch_first=True): same parameters, names, initialization and
+// results (tests compare against PyTorch within 1e-10).
+//
+// Inputs are BATCH-FIRST, [B, T, E], as everywhere in attn (PyTorch's default
+// is [T, B, E]; attn matches batch_first=True).
+//
+// H heads of size d = E / H each attend on their own, then are joined:
+//   [Q | K | V] = X_q W_q^T + b_q, ...       in_proj_weight [3E, E] holds W_q, W_k, W_v
+//   head_h = softmax(Q_h K_h^T / sqrt(d)) V_h
+//   output = concat(head_1, ..., head_H) W_o^T + b_o   (out_proj)
+//
+//   nn::MultiheadAttention mha(/*embed_dim=*/8, /*num_heads=*/2);
+//   auto [out, weights] = mha(x, x, x);      // self-attention: out [B, T, 8], weights [B, T, T]
+//
+// Masks follow masks.hpp (true = may not be attended): key_padding_mask [B, Tk],
+// attn_mask [Tq, Tk] or PyTorch's [B * H, Tq, Tk] (row b * H + h for sequence b,
+// head h). One difference from PyTorch: a query whose keys are all masked gets
+// weights 0 and output out_proj.bias, where PyTorch gives NaN.
+#pragma once
+
+#include "attention.hpp"
+
+#include "../linear.hpp"
+
+namespace attn::nn {
+
+struct MultiheadAttentionOutput {
+  Tensor output;   // [B, Tq, E]
+  Tensor weights;  // [B, Tq, Tk] averaged over heads, or [B, H, Tq, Tk]; undefined if !need_weights
+};
+
+class MultiheadAttention : public Module {
+ public:
+  MultiheadAttention(std::size_t embed_dim, std::size_t num_heads, double dropout = 0.0, bool bias = true,
+                     Generator& gen = default_generator());
+
+  // query [B, Tq, E], key [B, Tk, E], value [B, Tk, E]. Dropout (on the weights)
+  // acts only while training.
+  MultiheadAttentionOutput forward(const Tensor& query, const Tensor& key, const Tensor& value,
+                                   const std::optional<Mask>& key_padding_mask = std::nullopt,
+                                   bool need_weights = true, const std::optional<Mask>& attn_mask = std::nullopt,
+                                   bool average_attn_weights = true);
+  MultiheadAttentionOutput operator()(const Tensor& query, const Tensor& key, const Tensor& value,
+                                      const std::optional<Mask>& key_padding_mask = std::nullopt,
+                                      bool need_weights = true, const std::optional<Mask>& attn_mask = std::nullopt,
+                                      bool average_attn_weights = true) {
+    return forward(query, key, value, key_padding_mask, need_weights, attn_mask, average_attn_weights);
+  }
+
+  // Draws in_proj_weight again (xavier_uniform_) and zeroes both biases, as PyTorch.
+  void reset_parameters(Generator& gen = default_generator());
+  // Per-head weights of the last call, [B, H, Tq, Tk], detached: for per-head heatmaps.
+  const Tensor& last_weights() const { return last_weights_; }
+  std::string extra_repr() const override;
+
+  std::size_t embed_dim, num_heads, head_dim;
+  double dropout;
+  Tensor in_proj_weight;  // [3E, E]: rows 0..E-1 project queries, E..2E-1 keys, 2E..3E-1 values
+  Tensor in_proj_bias;    // [3E], undefined when bias = false
+  Linear out_proj;        // E -> E
+
+ private:
+  Generator* gen_;  // for dropout
+  Tensor last_weights_;
+};
+
+}  // namespace attn::nn
