@@ -17,7 +17,7 @@ Tensor dropout_(const Tensor& x, double p, Generator& gen) {
   xt::xarray<T> mask = xt::zeros<T>(x.shape());
   if (p < 1.0) {
     const T scale = static_cast<T>(1.0 / (1.0 - p));
-    for (auto& m : mask) m = gen.uniform() < p ? T(0) : scale;
+    for (std::size_t i = 0; i < mask.size(); ++i) mask.flat(i) = gen.uniform() < p ? T(0) : scale;
   }
   xt::xarray<T> y = x.data<T>() * mask;
   return record<T>("dropout", std::move(y), {x}, [mask](Node<T>& out) {

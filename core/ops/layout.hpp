@@ -81,6 +81,41 @@ inline Shape broadcast_shape(const char* op, const Shape& a, const Shape& b) {
   return out;
 }
 
+// Visits every position of `shape` in row-major order and calls f(offset) with
+// offset = sum over d of index[d] * step[d]: where a permuted or broadcast read
+// finds that position's value in its source array. The last dim is a tight
+// loop; the other dims advance like an odometer.
+template <class F>
+void walk(const Shape& shape, const Shape& step, F f) {
+  for (std::size_t size : shape)
+    if (size == 0) return;
+  if (shape.empty()) {  // a 0-d array: one value
+    f(std::size_t{0});
+    return;
+  }
+  const std::size_t last = shape.size() - 1, n = shape[last], s = step[last];
+  Shape index(shape.size(), 0);
+  std::size_t offset = 0;
+  while (true) {
+    for (std::size_t k = 0; k < n; ++k) f(offset + k * s);
+    std::size_t d = last;
+    while (d-- > 0) {  // carry into the dims before the last
+      offset += step[d];
+      if (++index[d] < shape[d]) break;
+      offset -= step[d] * shape[d];
+      index[d] = 0;
+    }
+    if (d == static_cast<std::size_t>(-1)) return;  // every dim wrapped around: done
+  }
+}
+
+// Row-major strides of a contiguous array of `shape`.
+inline Shape strides_of(const Shape& shape) {
+  Shape strides(shape.size(), 1);
+  for (std::size_t d = shape.size(); d-- > 1;) strides[d - 1] = strides[d] * shape[d];
+  return strides;
+}
+
 // A contiguous copy of `a` broadcast to `shape` (numpy's rules, already checked).
 // Plain loops on purpose: xtensor 0.24 with xsimd evaluates broadcast expressions
 // involving bool arrays wrongly (xtensor issues #2025, #2040), so the mask ops
@@ -88,24 +123,13 @@ inline Shape broadcast_shape(const char* op, const Shape& a, const Shape& b) {
 template <class X>
 xt::xarray<X> broadcast_to(const xt::xarray<X>& a, const Shape& shape) {
   const std::size_t lead = shape.size() - a.dimension();
-  Shape step(shape.size(), 0);  // how far a's flat offset moves per step of each output dim
-  for (std::size_t d = shape.size(), stride = 1; d-- > lead;) {
-    const std::size_t size = a.shape()[d - lead];
-    if (size != 1) step[d] = stride;
-    stride *= size;
-  }
+  const Shape a_shape(a.shape().begin(), a.shape().end()), a_strides = strides_of(a_shape);
+  Shape step(shape.size(), 0);  // a broadcast dim (size 1, or missing) does not move
+  for (std::size_t d = lead; d < shape.size(); ++d)
+    if (a_shape[d - lead] != 1) step[d] = a_strides[d - lead];
   xt::xarray<X> out = xt::xarray<X>::from_shape(shape);
-  Shape index(shape.size(), 0);  // the output position, advanced like an odometer
-  std::size_t offset = 0;        // a's flat offset for that position
-  for (std::size_t i = 0; i < out.size(); ++i) {
-    out.flat(i) = a.flat(offset);
-    for (std::size_t d = shape.size(); d-- > 0;) {
-      offset += step[d];
-      if (++index[d] < shape[d]) break;
-      offset -= step[d] * shape[d];
-      index[d] = 0;
-    }
-  }
+  std::size_t i = 0;
+  walk(shape, step, [&](std::size_t offset) { out.flat(i++) = a.flat(offset); });
   return out;
 }
 

@@ -5,9 +5,6 @@
 #include "../record.hpp"
 #include "layout.hpp"
 
-#include <xtensor/xbroadcast.hpp>
-#include <xtensor/xmanipulation.hpp>
-
 namespace attn {
 
 namespace {
@@ -19,14 +16,31 @@ std::string dims_str(const std::vector<long>& dims) {
 }
 
 // Output dim i is input dim perm[i], as PyTorch's permute: y.shape[i] = x.shape[perm[i]].
+// Walks the output row-major; one step along output dim d is one step along
+// input dim perm[d], i.e. x's stride of that dim (walk, layout.hpp).
+template <class T>
+xt::xarray<T> permuted(const xt::xarray<T>& x, const std::vector<std::size_t>& perm) {
+  const Shape in_shape(x.shape().begin(), x.shape().end()), in_strides = strides_of(in_shape);
+  Shape shape, step;
+  for (std::size_t p : perm) {
+    shape.push_back(in_shape[p]);
+    step.push_back(in_strides[p]);
+  }
+  xt::xarray<T> y = xt::xarray<T>::from_shape(shape);
+  T* out = y.data();
+  const T* in = x.data();
+  walk(shape, step, [&](std::size_t offset) { *out++ = in[offset]; });
+  return y;
+}
+
 template <class T>
 Tensor permute_(const Tensor& x, const std::vector<std::size_t>& perm, const char* op) {
-  xt::xarray<T> y = xt::transpose(x.data<T>(), perm);  // a row-major copy of the permuted view
+  xt::xarray<T> y = permuted(x.data<T>(), perm);
   std::vector<std::size_t> inverse(perm.size());
   for (std::size_t i = 0; i < perm.size(); ++i) inverse[perm[i]] = i;
   return record<T>(op, std::move(y), {x}, [inverse](Node<T>& out) {
     // a permutation only moves values: the gradient moves back by the inverse permutation
-    out.add_to_input_grad(0, xt::transpose(out.grad, inverse));
+    out.add_to_input_grad(0, permuted(out.grad, inverse));
   });
 }
 
@@ -45,7 +59,7 @@ Tensor reshape_(const Tensor& x, const Shape& shape, const char* op) {
 
 template <class T>
 Tensor expand_(const Tensor& x, const Shape& shape) {
-  xt::xarray<T> y = xt::broadcast(x.data<T>(), shape);
+  xt::xarray<T> y = broadcast_to(x.data<T>(), shape);
   return record<T>("expand", std::move(y), {x}, [](Node<T>& out) {
     // each input value was copied to many outputs: its gradient is the sum over those copies
     out.add_to_input_grad(0, sum_to_shape(out.grad, out.input(0).shape()));
