@@ -1,0 +1,87 @@
+#include "loss.hpp"
+
+#include "../core/ops.hpp"
+#include "../core/record.hpp"
+
+namespace attn::nn {
+
+namespace {
+
+// Checks that targets has the shape of scores without the class dim:
+// scores [..., C] go with targets [...].
+void check_targets(const char* op, const Tensor& scores, const Index& targets) {
+  if (!scores.defined()) throw ValueError(std::string(op) + ": the input tensor is undefined");
+  const Shape shape = scores.shape();
+  const Shape target_shape(targets.shape().begin(), targets.shape().end());
+  if (shape.empty() || Shape(shape.begin(), shape.end() - 1) != target_shape)
+    throw ShapeError(std::string(op) + ": expected input [..., C] and targets [...] (the input's shape without its " +
+                     "last, class dim), got input " + shape_str(shape) + " and targets " + shape_str(target_shape));
+}
+
+// The target distribution q, shaped like the scores [..., C], as a constant:
+//   q[c] = (1 - s) * (c == t) + s / C  for a target t, with s the label smoothing,
+//   q[c] = 0                           where t == ignore_index.
+// Then -sum_c q[c] * log p[c] is the loss of one target. `count` gets the
+// number of targets that are not ignored.
+Tensor target_distribution(const char* op, const Tensor& scores, const Index& targets, long ignore_index,
+                           double smoothing, std::size_t& count) {
+  const Shape shape = scores.shape();
+  const std::size_t num_classes = shape.back();
+  xt::xarray<double> q = xt::zeros<double>(shape);
+  count = 0;
+  for (std::size_t i = 0; i < targets.size(); ++i) {  // row i of q is q.flat(i * C ... i * C + C - 1)
+    const std::int64_t t = targets.flat(i);
+    if (t == ignore_index) continue;
+    if (t < 0 || t >= static_cast<std::int64_t>(num_classes))
+      throw ValueError(std::string(op) + ": target " + std::to_string(t) + " is out of range for " +
+                       std::to_string(num_classes) + " classes (ignore_index is " + std::to_string(ignore_index) + ")");
+    for (std::size_t c = 0; c < num_classes; ++c) q.flat(i * num_classes + c) = smoothing / num_classes;
+    q.flat(i * num_classes + static_cast<std::size_t>(t)) += 1.0 - smoothing;
+    ++count;
+  }
+  return tensor(q, false, scores.dtype());
+}
+
+// Combines the per-target losses; Mean divides by the targets that count.
+Tensor reduce(const Tensor& losses, std::size_t count, Reduction reduction) {
+  switch (reduction) {
+    case Reduction::None: return losses;
+    case Reduction::Sum: return sum(losses);
+    case Reduction::Mean: return sum(losses) / static_cast<double>(count);  // NaN if count is 0, as PyTorch
+  }
+  return losses;
+}
+
+}  // namespace
+
+Tensor cross_entropy(const Tensor& logits, const Index& targets, long ignore_index, double label_smoothing,
+                     Reduction reduction) {
+  check_targets("cross_entropy", logits, targets);
+  if (!(label_smoothing >= 0.0 && label_smoothing <= 1.0))
+    throw ValueError("cross_entropy: label_smoothing must be between 0 and 1, got " + std::to_string(label_smoothing));
+  std::size_t count = 0;
+  Tensor q = target_distribution("cross_entropy", logits, targets, ignore_index, label_smoothing, count);
+  Tensor log_p = log_softmax(logits, -1);     // [..., C]
+  Tensor losses = -sum(q * log_p, {-1});      // [...]: -sum_c q[c] log p[c]
+  return reduce(losses, count, reduction);
+}
+
+Tensor nll_loss(const Tensor& log_probs, const Index& targets, long ignore_index, Reduction reduction) {
+  check_targets("nll_loss", log_probs, targets);
+  std::size_t count = 0;
+  Tensor q = target_distribution("nll_loss", log_probs, targets, ignore_index, 0.0, count);
+  Tensor losses = -sum(q * log_probs, {-1});  // [...]: -log_probs[target]
+  return reduce(losses, count, reduction);
+}
+
+Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
+  check_inputs("mse_loss", {&input, &target});
+  if (input.shape() != target.shape())
+    throw ShapeError("mse_loss: expected input and target of the same shape, got " + shape_str(input.shape()) +
+                     " and " + shape_str(target.shape()));
+  Tensor diff = input - target;
+  Tensor losses = diff * diff;
+  return reduce(losses, losses.numel(), reduction);
+}
+
+}  // namespace attn::nn
