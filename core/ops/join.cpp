@@ -42,10 +42,17 @@ Tensor slice_(const Tensor& x, std::size_t dim, std::size_t start, std::size_t l
   xt::xarray<T> y = xt::xarray<T>::from_shape(out_shape);  // [outer, length, inner]
   copy_slab(x.data<T>().data(), b.n, start, y.data(), length, 0, length, b.outer, b.inner);
   return record<T>(op, std::move(y), {x}, [b, start, length](Node<T>& out) {
-    // d slice/dx = 1 on the sliced positions, 0 elsewhere
-    xt::xarray<T> g = xt::zeros<T>(out.input(0).shape());
-    copy_slab(out.grad.data(), length, 0, g.data(), b.n, start, length, b.outer, b.inner);
-    out.add_to_input_grad(0, g);
+    // d slice/dx = 1 on the sliced positions, 0 elsewhere. The slice's gradient is
+    // added straight into x's gradient: a loop that takes one slice per step (an
+    // RNN over time) then costs O(slice) per step in backward, not O(x).
+    Node<T>& in = out.input(0);
+    if (!in.requires_grad) return;
+    if (!in.has_grad) {
+      in.grad = xt::xarray<T>::from_shape(in.value.shape());
+      in.grad.fill(T(0));
+      in.has_grad = true;
+    }
+    add_slab(out.grad.data(), length, 0, in.grad.data(), b.n, start, length, b.outer, b.inner);
   });
 }
 
