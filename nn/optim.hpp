@@ -36,6 +36,13 @@ class Optimizer {
   const std::vector<Tensor>& params() const { return params_; }
   double lr;                // learning rate; schedules (schedule.hpp) change it
 
+  // The running state (Adam's averages and step counts, SGD's momentum buffers)
+  // as named tensors, e.g. "exp_avg.0", for checkpoints (nn/optim_state.cpp);
+  // load_state() puts such a list back, checking names and shapes (ValueError).
+  using State = std::vector<std::pair<std::string, Tensor>>;
+  virtual State state() const { return {}; }
+  virtual void load_state(const State& state);
+
  protected:
   std::vector<Tensor> params_;
 };
@@ -50,6 +57,8 @@ class SGD : public Optimizer {
   SGD(std::vector<Tensor> params, double lr, double momentum = 0.0, double dampening = 0.0,
       double weight_decay = 0.0, bool nesterov = false);
   void step() override;
+  State state() const override;             // "momentum_buffer.<i>" for every buffer started
+  void load_state(const State& state) override;
 
   double momentum, dampening, weight_decay;
   bool nesterov;
@@ -66,6 +75,8 @@ class Adam : public Optimizer {
   Adam(std::vector<Tensor> params, double lr = 1e-3, std::pair<double, double> betas = {0.9, 0.999},
        double eps = 1e-8, double weight_decay = 0.0);
   void step() override;
+  State state() const override;  // "exp_avg.<i>", "exp_avg_sq.<i>", "step.<i>" for every parameter stepped
+  void load_state(const State& state) override;
 
   std::pair<double, double> betas;
   double eps, weight_decay;
