@@ -1,0 +1,108 @@
+#include "bahdanau.hpp"
+
+#include "../core/ops.hpp"
+#include "checks.hpp"
+#include "data/vocab.hpp"
+
+#include <memory>
+#include <string>
+
+namespace attn::models {
+
+namespace {
+
+nn::RNNOptions bidirectional() {
+  nn::RNNOptions options;
+  options.batch_first = true;
+  options.bidirectional = true;
+  return options;
+}
+
+const BahdanauConfig& checked(const BahdanauConfig& c) {
+  if (c.src_vocab == 0 || c.tgt_vocab == 0 || c.embed_dim == 0 || c.encoder_dim == 0 || c.decoder_dim == 0 ||
+      c.attention_dim == 0)
+    throw ValueError("BahdanauSeq2Seq: every size in the config must be positive");
+  return c;
+}
+
+}  // namespace
+
+BahdanauSeq2Seq::BahdanauSeq2Seq(const BahdanauConfig& cfg)
+    : Seq2Seq("BahdanauSeq2Seq"),
+      config(checked(cfg)),
+      src_embed(cfg.src_vocab, cfg.embed_dim, data::Vocab::pad_id),
+      tgt_embed(cfg.tgt_vocab, cfg.embed_dim, data::Vocab::pad_id),
+      encoder(cfg.embed_dim, cfg.encoder_dim, bidirectional()),
+      init(2 * cfg.encoder_dim, cfg.decoder_dim),
+      attention(std::make_unique<nn::AdditiveScore>(cfg.decoder_dim, 2 * cfg.encoder_dim, cfg.attention_dim)),
+      decoder(cfg.embed_dim + 2 * cfg.encoder_dim, cfg.decoder_dim),
+      out(cfg.decoder_dim + 2 * cfg.encoder_dim + cfg.embed_dim, cfg.tgt_vocab) {
+  register_module("src_embed", src_embed);
+  register_module("tgt_embed", tgt_embed);
+  register_module("encoder", encoder);
+  register_module("init", init);
+  register_module("attention", attention);
+  register_module("decoder", decoder);
+  register_module("out", out);
+}
+
+std::string BahdanauSeq2Seq::extra_repr() const {
+  return "src_vocab=" + std::to_string(config.src_vocab) + ", tgt_vocab=" + std::to_string(config.tgt_vocab) +
+         ", embed_dim=" + std::to_string(config.embed_dim) + ", encoder_dim=" + std::to_string(config.encoder_dim) +
+         ", decoder_dim=" + std::to_string(config.decoder_dim) +
+         ", attention_dim=" + std::to_string(config.attention_dim);
+}
+
+DecoderState BahdanauSeq2Seq::start(const Index& src, const std::vector<std::size_t>& src_lengths) {
+  check_source("BahdanauSeq2Seq", src, src_lengths);
+  Tensor x = src_embed(src);                              // [B, S, E]
+  nn::LSTMOutput encoded = encoder(x, {}, src_lengths);   // output [B, S, 2 * He], h [2, B, He]
+  // The forward direction ends at h_m, the backward one at h_1: both summaries.
+  Tensor summary = concat({select(encoded.h, 0, 0), select(encoded.h, 0, 1)}, 1);  // [B, 2 * He]
+  DecoderState state;
+  state.src_lengths = src_lengths;
+  state.tensors["memory"] = encoded.output;                                         // h_j: [B, S, 2 * He]
+  state.tensors["keys"] = attention.score().precompute_keys(encoded.output);       // W_2 h_j: [B, S, A]
+  state.tensors["h"] = tanh(init(summary));                                         // s_0: [B, Hd]
+  state.tensors["c"] = zeros({src.shape()[0], config.decoder_dim}, summary.dtype());  // [B, Hd]
+  return state;
+}
+
+Tensor BahdanauSeq2Seq::decode(DecoderState& state, const Tensor& y_prev) {
+  const Tensor& memory = state.tensors.at("memory");
+  Mask padding = nn::padding_mask(lengths_index(state.src_lengths), memory.size(1));  // [B, S], true = padding
+  Tensor query = unsqueeze(state.tensors.at("h"), 1);                                 // s_{t-1}: [B, 1, Hd]
+  nn::AttentionOutput a = attention.forward_precomputed(query, state.tensors.at("keys"), memory, padding);
+  Tensor context = select(a.context, 1, 0);                                           // c_t: [B, 2 * He]
+  nn::LSTMState s = decoder(concat({y_prev, context}, 1), {state.tensors.at("h"), state.tensors.at("c")});
+  state.tensors["h"] = s.h;                                                           // s_t: [B, Hd]
+  state.tensors["c"] = s.c;
+  state.attention["attention"] = select(a.weights, 1, 0).detach();                   // a_tj: [B, S]
+  return concat({s.h, context, y_prev}, 1);                                           // [B, Hd + 2 He + E]
+}
+
+Tensor BahdanauSeq2Seq::forward(const Index& src, const std::vector<std::size_t>& src_lengths, const Index& tgt_in) {
+  check_source_target("BahdanauSeq2Seq", src, src_lengths, tgt_in);
+  DecoderState state = start(src, src_lengths);
+  Tensor y = tgt_embed(tgt_in);  // y_{t-1} for every t: [B, T, E]
+  std::vector<Tensor> features, weights;
+  for (std::size_t t = 0; t < tgt_in.shape()[1]; ++t) {
+    features.push_back(decode(state, select(y, 1, static_cast<long>(t))));
+    weights.push_back(state.attention.at("attention"));
+  }
+  last_attention_ = stack(weights, 1);  // [B, T, S]
+  return out(stack(features, 1));       // [B, T, V]
+}
+
+Tensor BahdanauSeq2Seq::step(DecoderState& state, const Index& prefix) {
+  Index last = last_tokens("BahdanauSeq2Seq::step", prefix, state.tensors.at("h").size(0));  // [B, 1]
+  Tensor y_prev = select(tgt_embed(last), 1, 0);                                            // [B, E]
+  return out(decode(state, y_prev));                                                        // [B, V]
+}
+
+std::map<std::string, Tensor> BahdanauSeq2Seq::last_attention() const {
+  if (!last_attention_.defined()) return {};
+  return {{"attention", last_attention_}};
+}
+
+}  // namespace attn::models

@@ -1,0 +1,58 @@
+// The interface every chapter's sequence-to-sequence model implements, so that
+// one trainer, one greedy decoder and one beam search serve them all.
+//
+// Training (teacher forcing): forward(src, src_lengths, tgt_in) -> logits [B, T, V].
+// Decoding, one token at a time:
+//   DecoderState state = model.start(src, src_lengths);
+//   loop: Tensor logits = model.step(state, prefix);  // prefix: tokens so far [B, t]
+//         ...pick the next tokens, append them to prefix...
+// After each step, state.attention holds that step's attention weights under
+// names such as "attention" ([B, S]) or, for the Transformer, "decoder.0.cross"
+// ([B, H, S]) — every layer and head — so heatmaps can be drawn for any decode.
+#pragma once
+
+#include "../core/tensor.hpp"
+#include "../nn/module.hpp"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace attn::models {
+
+// What a decoder carries from one step to the next. Every tensor is batch-first
+// ([B, ...]) so that beam search can reorder hypotheses with index_select on dim 0.
+struct DecoderState {
+  std::map<std::string, Tensor> tensors;      // recurrent state, encoder memory, ...
+  std::vector<std::size_t> src_lengths;       // valid source length of each row
+  std::map<std::string, Tensor> attention;    // this step's weights, filled by step()
+
+  // Keeps rows `rows` (with repeats) of every tensor and length: beam search's reorder.
+  void select_rows(const Index& rows);
+};
+
+class Seq2Seq : public nn::Module {
+ public:
+  using nn::Module::Module;
+
+  // Logits for every target position under teacher forcing. src [B, S] ids padded
+  // with <pad>, tgt_in [B, T] = <bos> + target. Returns [B, T, V].
+  virtual Tensor forward(const Index& src, const std::vector<std::size_t>& src_lengths, const Index& tgt_in) = 0;
+
+  // Encodes the source and returns the state before the first decoder step.
+  virtual DecoderState start(const Index& src, const std::vector<std::size_t>& src_lengths) = 0;
+
+  // Logits [B, V] for the token after `prefix` [B, t] (t >= 1, prefix[:, 0] = <bos>).
+  // Recurrent models read only the last column; the Transformer reads it all.
+  virtual Tensor step(DecoderState& state, const Index& prefix) = 0;
+
+  // The attention weights of the last forward(), per target step, under the same
+  // names as DecoderState::attention, stacked over steps: "attention" -> [B, T, S].
+  // Empty for models without attention.
+  virtual std::map<std::string, Tensor> last_attention() const { return {}; }
+
+  // The name of the attention that a heatmap shows by default ("" if none).
+  virtual std::string main_attention() const { return ""; }
+};
+
+}  // namespace attn::models
