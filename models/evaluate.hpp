@@ -1,0 +1,43 @@
+// A model on a held-out set: greedy outputs scored against the gold targets
+// (overall and by source length), the teacher-forced loss, and, when the task
+// knows its alignment and the model has attention, how often the attention
+// peak hits the gold source position (chapter 9).
+//
+//   Evaluation e = evaluate(model, split.test, vocab, vocab);
+//   e.overall.exact_match();        // sentences right in full
+//   e.by_length.at(12).exact_match();
+//   e.alignment.hit_rate();
+#pragma once
+
+#include "data/batch.hpp"
+#include "metrics.hpp"
+#include "seq2seq.hpp"
+
+#include <map>
+#include <vector>
+
+namespace attn::models {
+
+struct EvaluateOptions {
+  std::size_t batch_size = 64;
+  std::size_t max_len = 0;  // tokens decoded at most; 0: 2 * S + 10 for a batch of sources of length <= S
+};
+
+struct Evaluation {
+  std::size_t step = 0;                   // the training step it was made at (set by the trainer)
+  double loss = 0.0;                      // teacher-forced cross-entropy per target token (<eos> included)
+  double teacher_forced_accuracy = 0.0;   // argmax of forward() against the gold next token
+  Counts overall;                         // greedy outputs against the gold sentences
+  std::map<std::size_t, Counts> by_length;  // the same per source length
+  AlignmentStats alignment;               // teacher-forced attention vs the gold alignment (steps = 0 if none)
+};
+
+// Examples are batched in order of source length (no randomness), decoded under
+// no_grad in eval mode (the model's mode is restored).
+Evaluation evaluate(Seq2Seq& model, const std::vector<data::Example>& examples, const data::Vocab& src_vocab,
+                    const data::Vocab& tgt_vocab, const EvaluateOptions& options = {});
+
+// Every row of a [B, T] alignment Index, -1 where there is no gold position.
+std::vector<Ids> alignment_rows(const Index& alignment);
+
+}  // namespace attn::models
