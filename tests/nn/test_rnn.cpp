@@ -2,6 +2,9 @@
 // bidirectional, batch_first), padding, bad inputs, and a task an LSTM learns.
 #include "../helpers.hpp"
 #include "../reference.hpp"
+#include "nn/linear.hpp"
+#include "nn/loss.hpp"
+#include "nn/optim.hpp"
 
 #include <xtensor/xview.hpp>
 
@@ -280,36 +283,19 @@ TEST_CASE("an LSTM learns to count the ones of sequences of different lengths") 
   const Tensor inputs(x), targets(target);
 
   attn::nn::LSTM lstm(1, H);
-  Tensor head_w = attn::uniform({1, H}, -0.3, 0.3), head_b = attn::zeros({1});
-  head_w.requires_grad_(true);
-  head_b.requires_grad_(true);
+  attn::nn::Linear head(H, 1);
   std::vector<Tensor> params = lstm.parameters();
-  params.push_back(head_w);
-  params.push_back(head_b);
-
-  // Adam (lr 0.03), written out: m and v are running means of g and g^2.
-  std::vector<xt::xarray<double>> m, v;
-  for (const Tensor& p : params) {
-    m.push_back(xt::zeros<double>(p.shape()));
-    v.push_back(xt::zeros<double>(p.shape()));
-  }
-  const double lr = 0.03, beta1 = 0.9, beta2 = 0.999;
+  for (const Tensor& p : head.parameters()) params.push_back(p);
+  attn::nn::Adam adam(params, /*lr=*/0.03);
   double first_loss = 0.0, loss_value = 0.0;
   for (int step = 1; step <= 200; ++step) {
     LSTMOutput r = lstm(inputs, {}, lengths);
-    Tensor prediction = attn::linear(attn::select(r.h, 0, 0), head_w, head_b);  // [B, 1]
-    Tensor loss = attn::mean(attn::pow(prediction - targets, 2.0));
+    Tensor loss = attn::nn::mse_loss(head(attn::select(r.h, 0, 0)), targets);  // prediction [B, 1]
     loss_value = loss.item();
     if (step == 1) first_loss = loss_value;
-    for (Tensor& p : params) p.zero_grad();
+    adam.zero_grad();
     loss.backward();
-    for (std::size_t i = 0; i < params.size(); ++i) {
-      const xt::xarray<double> g = params[i].grad().to_array();
-      m[i] = beta1 * m[i] + (1 - beta1) * g;
-      v[i] = beta2 * v[i] + (1 - beta2) * g * g;
-      const double c1 = 1 - std::pow(beta1, step), c2 = 1 - std::pow(beta2, step);
-      params[i].data<double>() -= lr * (m[i] / c1) / (xt::sqrt(v[i] / c2) + 1e-8);
-    }
+    adam.step();
   }
   MESSAGE("count task: loss " << first_loss << " -> " << loss_value);
   CHECK(loss_value < 0.1 * first_loss);
