@@ -1,0 +1,160 @@
+#include "grid_captioner.hpp"
+
+#include "../core/ops.hpp"
+#include "data/vocab.hpp"
+
+#include <string>
+
+namespace attn::models {
+
+namespace {
+
+const GridCaptionerConfig& checked(const GridCaptionerConfig& c) {
+  if (c.vocab == 0 || c.feature_dim == 0 || c.embed_dim == 0 || c.decoder_dim == 0 || c.attention_dim == 0)
+    throw ValueError("GridCaptioner: vocab, feature_dim, embed_dim, decoder_dim and attention_dim must be positive");
+  return c;
+}
+
+const char* attention_name(GridAttention a) {
+  return a == GridAttention::Soft ? "soft" : a == GridAttention::Hard ? "hard" : "hard_at_inference";
+}
+
+std::size_t memory_dim(const GridCaptionerConfig& c) { return c.encoder_dim > 0 ? c.encoder_dim : c.feature_dim; }
+
+// One cell per row, drawn from the distribution in that row of weights [B, N].
+Index sample_cells(const Tensor& weights) {
+  const xt::xarray<double> a = weights.to_array();  // [B, N]
+  const std::size_t B = a.shape()[0], N = a.shape()[1];
+  Index cells = Index::from_shape({B});
+  for (std::size_t b = 0; b < B; ++b) {
+    const double u = default_generator().uniform();
+    double cumulative = 0.0;
+    std::size_t k = 0;
+    while (k + 1 < N && (cumulative += a(b, k)) <= u) ++k;  // the first k with a_0 + ... + a_k > u
+    cells(b) = static_cast<std::int64_t>(k);
+  }
+  return cells;
+}
+
+}  // namespace
+
+GridCaptioner::GridCaptioner(const GridCaptionerConfig& cfg)
+    : Module("GridCaptioner"),
+      config(checked(cfg)),
+      init_h(memory_dim(cfg), cfg.decoder_dim),
+      init_c(memory_dim(cfg), cfg.decoder_dim),
+      embed(cfg.vocab, cfg.embed_dim, data::Vocab::pad_id),
+      attention(cfg.decoder_dim, memory_dim(cfg), cfg.attention_dim),
+      decoder(cfg.embed_dim + memory_dim(cfg), cfg.decoder_dim),
+      out_state(cfg.decoder_dim, cfg.embed_dim),
+      out_context(memory_dim(cfg), cfg.embed_dim),
+      out(cfg.embed_dim, cfg.vocab) {
+  if (cfg.encoder_dim > 0) {
+    project = std::make_unique<nn::Linear>(cfg.feature_dim, cfg.encoder_dim);
+    register_module("project", *project);
+  }
+  register_module("init_h", init_h);
+  register_module("init_c", init_c);
+  register_module("embed", embed);
+  register_module("attention", attention);
+  register_module("decoder", decoder);
+  register_module("out_state", out_state);
+  register_module("out_context", out_context);
+  register_module("out", out);
+}
+
+std::string GridCaptioner::extra_repr() const {
+  return "vocab=" + std::to_string(config.vocab) + ", feature_dim=" + std::to_string(config.feature_dim) +
+         ", encoder_dim=" + std::to_string(config.encoder_dim) + ", embed_dim=" + std::to_string(config.embed_dim) +
+         ", decoder_dim=" + std::to_string(config.decoder_dim) +
+         ", attention_dim=" + std::to_string(config.attention_dim) +
+         ", attention=" + attention_name(config.attention);
+}
+
+Tensor GridCaptioner::encode(const Tensor& features) const {
+  if (!features.defined()) throw ValueError("GridCaptioner: the features are undefined");
+  const Shape shape = features.shape();
+  if (shape.size() != 3 || shape[0] == 0 || shape[1] == 0 || shape[2] != config.feature_dim)
+    throw ShapeError("GridCaptioner: expected features [B, N, " + std::to_string(config.feature_dim) +
+                     "] (B grids of N cells, B, N > 0), got " + shape_str(shape));
+  return project ? (*project)(features) : features;  // h_j: [B, N, H]
+}
+
+DecoderState GridCaptioner::start(const Tensor& features) {
+  Tensor memory = encode(features);                   // h_j: [B, N, H]
+  Tensor summary = mean(memory, {1});                 // mean_j h_j: [B, H]
+  DecoderState state;
+  state.src_lengths.assign(memory.size(0), memory.size(1));  // every cell is real
+  state.tensors["memory"] = memory;
+  state.tensors["keys"] = attention.precompute_keys(memory);  // W_2 h_j: [B, N, A]
+  state.tensors["h"] = tanh(init_h(summary));                 // s_0: [B, Hd]
+  state.tensors["c"] = tanh(init_c(summary));                 // m_0: [B, Hd]
+  return state;
+}
+
+GridCaptioner::Step GridCaptioner::decode(DecoderState& state, const Tensor& y_prev) {
+  const Tensor& memory = state.tensors.at("memory");                                 // [B, N, H]
+  const Tensor& h = state.tensors.at("h");                                           // s_{t-1}: [B, Hd]
+  Tensor scores = select(attention.forward_precomputed(unsqueeze(h, 1), state.tensors.at("keys")), 1, 0);  // e_tj: [B, N]
+  Step step;
+  step.weights = softmax(scores, -1);                                                // a_tj: [B, N]
+  Tensor log_weights = log_softmax(scores, -1);                                      // log a_tj: [B, N]
+  step.entropy = -sum(step.weights * log_weights, {-1});                             // H(a_t): [B]
+  Tensor chosen = step.weights;                                                      // soft: all cells, weighted
+  const bool hard = config.attention == GridAttention::Hard ||
+                    (config.attention == GridAttention::HardAtInference && !is_training());
+  if (hard) {
+    const bool sample = is_training();  // REINFORCE needs samples; inference takes the peak
+    Index cells = sample ? sample_cells(step.weights) : argmax(step.weights, -1);   // k: [B]
+    chosen = one_hot(cells, memory.size(1), memory.dtype());                        // [B, N], 1 at k
+    if (sample) step.choice_log_prob = sum(chosen * log_weights, {-1});              // log a_tk: [B]
+  }
+  step.used = chosen.detach();
+  Tensor context = select(matmul(unsqueeze(chosen, 1), memory), 1, 0);  // c_t: [B, 1, N] x [B, N, H] -> [B, H]
+  nn::LSTMState s = decoder(concat({y_prev, context}, 1), {h, state.tensors.at("c")});
+  state.tensors["h"] = s.h;                                                          // s_t: [B, Hd]
+  state.tensors["c"] = s.c;
+  state.attention["attention"] = step.used;
+  state.attention["alpha"] = step.weights.detach();
+  // The deep output: y_{t-1}, s_t and c_t mapped to the embedding size, added, tanh, then to the vocabulary.
+  step.output = out(tanh(y_prev + out_state(s.h) + out_context(context)));          // [B, V]
+  return step;
+}
+
+CaptionerOutput GridCaptioner::forward_all(const Tensor& features, const Index& tgt_in) {
+  DecoderState state = start(features);
+  const std::size_t B = features.size(0);
+  if (tgt_in.dimension() != 2 || tgt_in.shape()[0] != B || tgt_in.shape()[1] == 0)
+    throw ShapeError("GridCaptioner: expected tgt_in [" + std::to_string(B) + ", T] (B from the features, T > 0), got " +
+                     shape_str(Shape(tgt_in.shape().begin(), tgt_in.shape().end())));
+  Tensor y = embed(tgt_in);  // y_{t-1} for every t: [B, T, E]
+  std::vector<Tensor> logits, weights, used, log_probs, entropy;
+  for (std::size_t t = 0; t < tgt_in.shape()[1]; ++t) {
+    Step s = decode(state, select(y, 1, static_cast<long>(t)));
+    logits.push_back(s.output);
+    weights.push_back(s.weights);
+    used.push_back(s.used);
+    entropy.push_back(s.entropy);
+    if (s.choice_log_prob.defined()) log_probs.push_back(s.choice_log_prob);
+  }
+  CaptionerOutput result;
+  result.logits = stack(logits, 1);    // [B, T, V]
+  result.weights = stack(weights, 1);  // [B, T, N]
+  result.used = stack(used, 1);        // [B, T, N]
+  result.entropy = stack(entropy, 1);  // [B, T]
+  if (!log_probs.empty()) result.choice_log_prob = stack(log_probs, 1);  // [B, T]
+  last_attention_ = result.used;
+  return result;
+}
+
+Tensor GridCaptioner::forward(const Tensor& features, const Index& tgt_in) { return forward_all(features, tgt_in).logits; }
+
+Tensor GridCaptioner::step(DecoderState& state, const Index& y_prev) {
+  const std::size_t B = state.tensors.at("h").size(0);
+  if (y_prev.dimension() != 1 || y_prev.shape()[0] != B)
+    throw ShapeError("GridCaptioner::step: expected y_prev [" + std::to_string(B) + "], got " +
+                     shape_str(Shape(y_prev.shape().begin(), y_prev.shape().end())));
+  return decode(state, embed(y_prev)).output;  // [B, V]
+}
+
+}  // namespace attn::models
