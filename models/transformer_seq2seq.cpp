@@ -1,0 +1,164 @@
+#include "transformer_seq2seq.hpp"
+
+#include "../core/ops.hpp"
+#include "../nn/init.hpp"
+#include "checks.hpp"
+#include "data/vocab.hpp"
+
+#include <xtensor/xview.hpp>
+
+#include <cmath>
+#include <sstream>
+#include <string>
+
+namespace attn::models {
+
+namespace {
+
+const TransformerConfig& checked(const TransformerConfig& c) {
+  if (c.src_vocab == 0 || c.tgt_vocab == 0 || c.d_model == 0 || c.nhead == 0 || c.dim_feedforward == 0 ||
+      c.max_len == 0)
+    throw ValueError("TransformerSeq2Seq: vocabulary sizes, d_model, nhead, dim_feedforward and max_len must be positive");
+  return c;
+}
+
+// N(0, 1 / d_model), the padding row back at 0: scaled by sqrt(d_model), a unit-size vector.
+void init_embedding(nn::Embedding& embedding, std::size_t d_model, Generator& gen) {
+  nn::init::normal_(embedding.weight, 0.0, 1.0 / std::sqrt(static_cast<double>(d_model)), gen);
+  xt::row(embedding.weight.data<double>(), data::Vocab::pad_id) = 0.0;
+}
+
+std::string layer_name(const char* stack, std::size_t l, const char* kind) {
+  return std::string(stack) + "." + std::to_string(l) + "." + kind;
+}
+
+}  // namespace
+
+TransformerConfig TransformerConfig::paper(std::size_t src_vocab, std::size_t tgt_vocab) {
+  TransformerConfig c;
+  c.src_vocab = src_vocab;
+  c.tgt_vocab = tgt_vocab;
+  c.d_model = 512;
+  c.nhead = 8;
+  c.num_encoder_layers = c.num_decoder_layers = 6;
+  c.dim_feedforward = 2048;
+  c.dropout = 0.1;
+  return c;
+}
+
+TransformerSeq2Seq::TransformerSeq2Seq(const TransformerConfig& cfg, Generator& gen)
+    : Seq2Seq("TransformerSeq2Seq"),
+      config(checked(cfg)),
+      src_embed(cfg.src_vocab, cfg.d_model, data::Vocab::pad_id, gen),
+      tgt_embed(cfg.tgt_vocab, cfg.d_model, data::Vocab::pad_id, gen),
+      dropout(cfg.dropout, gen),
+      transformer(cfg.d_model, cfg.nhead, cfg.num_encoder_layers, cfg.num_decoder_layers, cfg.dim_feedforward,
+                  cfg.dropout, cfg.activation, 1e-5, cfg.norm_first, gen) {
+  init_embedding(src_embed, cfg.d_model, gen);
+  init_embedding(tgt_embed, cfg.d_model, gen);
+  register_module("src_embed", src_embed);
+  register_module("tgt_embed", tgt_embed);
+  if (cfg.learned_positions) {
+    learned = std::make_unique<nn::LearnedPositionalEncoding>(cfg.max_len, cfg.d_model, gen);
+    register_module("positions", *learned);
+  } else {
+    sinusoidal = std::make_unique<nn::SinusoidalPositionalEncoding>(cfg.d_model, cfg.max_len);
+    register_module("positions", *sinusoidal);
+  }
+  register_module("dropout", dropout);
+  register_module("transformer", transformer);
+  if (!cfg.tie_weights) {
+    out = std::make_unique<nn::Linear>(cfg.d_model, cfg.tgt_vocab, true, gen);
+    register_module("out", *out);
+  }
+}
+
+Tensor TransformerSeq2Seq::add_positions(const Tensor& x) {
+  return learned ? (*learned)(x) : (*sinusoidal)(x);  // [B, T, D] + P[:T]
+}
+
+Tensor TransformerSeq2Seq::embed_source(const Index& src) {
+  const double scale = std::sqrt(static_cast<double>(config.d_model));
+  return dropout(add_positions(src_embed(src) * scale));  // [B, S, D]
+}
+
+Tensor TransformerSeq2Seq::embed_target(const Index& tgt) {
+  const double scale = std::sqrt(static_cast<double>(config.d_model));
+  return dropout(add_positions(tgt_embed(tgt) * scale));  // [B, T, D]
+}
+
+Tensor TransformerSeq2Seq::encode(const Index& src, const std::vector<std::size_t>& src_lengths) {
+  Mask padding = nn::padding_mask(lengths_index(src_lengths), src.shape()[1]);  // [B, S], true = padding
+  return transformer.encoder(embed_source(src), std::nullopt, padding);          // [B, S, D]
+}
+
+Tensor TransformerSeq2Seq::decode(const Index& tgt, const Tensor& memory, const std::vector<std::size_t>& src_lengths) {
+  Mask padding = nn::padding_mask(lengths_index(src_lengths), memory.size(1));  // [B, S]
+  Mask causal = nn::causal_mask(tgt.shape()[1]);                                // [T, T]
+  return transformer.decoder(embed_target(tgt), memory, causal, std::nullopt, std::nullopt, padding);  // [B, T, D]
+}
+
+Tensor TransformerSeq2Seq::project(const Tensor& h) {
+  return out ? (*out)(h) : linear(h, tgt_embed.weight);  // [..., V]
+}
+
+Tensor TransformerSeq2Seq::forward(const Index& src, const std::vector<std::size_t>& src_lengths, const Index& tgt_in) {
+  check_source_target("TransformerSeq2Seq", src, src_lengths, tgt_in);
+  Tensor memory = encode(src, src_lengths);            // [B, S, D]
+  Tensor h = decode(tgt_in, memory, src_lengths);      // [B, T, D]
+  last_attention_.clear();
+  for (std::size_t l = 0; l < transformer.encoder.layers.size(); ++l)
+    last_attention_[layer_name("encoder", l, "self")] = transformer.encoder.layers[l].self_attention_weights();
+  for (std::size_t l = 0; l < transformer.decoder.layers.size(); ++l) {
+    const nn::TransformerDecoderLayer& layer = transformer.decoder.layers[l];
+    last_attention_[layer_name("decoder", l, "self")] = layer.self_attention_weights();    // [B, H, T, T]
+    last_attention_[layer_name("decoder", l, "cross")] = layer.cross_attention_weights();  // [B, H, T, S]
+  }
+  return project(h);  // [B, T, V]
+}
+
+DecoderState TransformerSeq2Seq::start(const Index& src, const std::vector<std::size_t>& src_lengths) {
+  check_source("TransformerSeq2Seq", src, src_lengths);
+  DecoderState state;
+  state.src_lengths = src_lengths;
+  state.tensors["memory"] = encode(src, src_lengths);  // [B, S, D]
+  return state;
+}
+
+Tensor TransformerSeq2Seq::step(DecoderState& state, const Index& prefix) {
+  const Tensor& memory = state.tensors.at("memory");
+  const std::size_t B = memory.size(0);
+  if (prefix.dimension() != 2 || prefix.shape()[0] != B || prefix.shape()[1] == 0)
+    throw ShapeError("TransformerSeq2Seq::step: expected prefix [" + std::to_string(B) + ", t] with t >= 1, got " +
+                     shape_str(Shape(prefix.shape().begin(), prefix.shape().end())));
+  const long last = static_cast<long>(prefix.shape()[1]) - 1;
+  Tensor h = decode(prefix, memory, state.src_lengths);  // [B, t, D]: the whole prefix again
+  state.attention.clear();
+  for (std::size_t l = 0; l < transformer.decoder.layers.size(); ++l) {
+    const nn::TransformerDecoderLayer& layer = transformer.decoder.layers[l];
+    // The last query's row: what the new token looked at.
+    state.attention[layer_name("decoder", l, "self")] = select(layer.self_attention_weights(), 2, last);    // [B, H, t]
+    state.attention[layer_name("decoder", l, "cross")] = select(layer.cross_attention_weights(), 2, last);  // [B, H, S]
+  }
+  return project(select(h, 1, last));  // [B, D] -> [B, V]
+}
+
+std::map<std::string, Tensor> TransformerSeq2Seq::last_attention() const { return last_attention_; }
+
+std::string TransformerSeq2Seq::main_attention() const {
+  const std::size_t n = transformer.decoder.layers.size();
+  return n == 0 ? "" : layer_name("decoder", n - 1, "cross");
+}
+
+std::string TransformerSeq2Seq::extra_repr() const {
+  std::ostringstream os;
+  os << "src_vocab=" << config.src_vocab << ", tgt_vocab=" << config.tgt_vocab << ", d_model=" << config.d_model
+     << ", nhead=" << config.nhead << ", layers=" << config.num_encoder_layers << "+" << config.num_decoder_layers
+     << ", dim_feedforward=" << config.dim_feedforward << ", dropout=" << config.dropout
+     << ", norm_first=" << (config.norm_first ? "true" : "false")
+     << ", positions=" << (config.learned_positions ? "learned" : "sinusoidal")
+     << ", tie_weights=" << (config.tie_weights ? "true" : "false");
+  return os.str();
+}
+
+}  // namespace attn::models

@@ -1,0 +1,94 @@
+// Chapter 8: the Transformer as a translation model (Vaswani et al., 2017).
+//
+//   x = dropout(src_embed(src) * sqrt(d_model) + PE)      source tokens -> vectors [B, S, D]
+//   y = dropout(tgt_embed(tgt_in) * sqrt(d_model) + PE)   target tokens (shifted right) -> [B, T, D]
+//   h = transformer(x, y)                                 nn::Transformer: N encoder + N decoder layers
+//   logits = h W_out^T (+ b_out)                          [B, T, V]
+//
+// Masks, built here so callers never see them: the source padding (from
+// src_lengths) is hidden from the encoder's self-attention and from every
+// decoder layer's cross-attention; the causal mask hides later target steps
+// from earlier ones. The causal mask also hides the target's padding (it comes
+// after every real token), so no target padding mask is needed.
+//
+// Embeddings start from N(0, 1 / d_model), so that scaled by sqrt(d_model) they
+// are of the size of the positional encodings. With tie_weights the output
+// layer IS the target embedding (W_out = tgt_embed.weight, no bias; Press & Wolf 2017).
+//
+//   TransformerConfig cfg;                  // a small model; TransformerConfig::paper(V, V) is the base model
+//   cfg.src_vocab = cfg.tgt_vocab = vocab.size();
+//   TransformerSeq2Seq model(cfg);
+//   Tensor logits = model.forward(src, src_lengths, tgt_in);   // [B, T, V]
+//   model.last_attention().at("decoder.1.cross");               // [B, H, T, S]
+//
+// Decoding (greedy_decode, beam_search) calls start() once, then step() with the
+// prefix so far: step() runs the decoder again over the whole prefix (simple, not
+// fast) against the encoder's memory kept in the DecoderState.
+#pragma once
+
+#include "../nn/attention/positional.hpp"
+#include "../nn/dropout.hpp"
+#include "../nn/embedding.hpp"
+#include "../nn/linear.hpp"
+#include "../nn/transformer.hpp"
+#include "seq2seq.hpp"
+
+#include <memory>
+
+namespace attn::models {
+
+struct TransformerConfig {
+  std::size_t src_vocab = 0, tgt_vocab = 0;  // vocabulary sizes (<pad> = 0 included)
+  std::size_t d_model = 64;
+  std::size_t nhead = 4;
+  std::size_t num_encoder_layers = 2, num_decoder_layers = 2;
+  std::size_t dim_feedforward = 128;
+  double dropout = 0.1;                      // on embeddings and inside every layer
+  nn::Activation activation = nn::Activation::ReLU;
+  bool norm_first = false;                   // post-norm (the paper) or pre-norm
+  bool learned_positions = false;            // sinusoidal (the paper) or one learned vector per position
+  std::size_t max_len = 512;                 // longest sequence the positional encoding covers
+  bool tie_weights = false;                  // output layer = target embedding (needs nothing else)
+
+  // The paper's base model: 6 + 6 layers, d_model 512, 8 heads, ff 2048, dropout 0.1.
+  static TransformerConfig paper(std::size_t src_vocab, std::size_t tgt_vocab);
+};
+
+class TransformerSeq2Seq : public Seq2Seq {
+ public:
+  explicit TransformerSeq2Seq(const TransformerConfig& config, Generator& gen = default_generator());
+
+  Tensor forward(const Index& src, const std::vector<std::size_t>& src_lengths, const Index& tgt_in) override;
+  // state.tensors["memory"]: the encoder's output [B, S, D].
+  DecoderState start(const Index& src, const std::vector<std::size_t>& src_lengths) override;
+  // Logits for the token after prefix [B, t]. Sets state.attention, for every
+  // decoder layer l: "decoder.<l>.self" [B, H, t] (over the prefix) and
+  // "decoder.<l>.cross" [B, H, S] (over the source): the new token's weights.
+  Tensor step(DecoderState& state, const Index& prefix) override;
+  // Of the last forward(), per head: "encoder.<l>.self" [B, H, S, S],
+  // "decoder.<l>.self" [B, H, T, T], "decoder.<l>.cross" [B, H, T, S].
+  std::map<std::string, Tensor> last_attention() const override;
+  std::string main_attention() const override;  // the last decoder layer's cross-attention
+  std::string extra_repr() const override;
+
+  // The pieces of forward(), for notebooks: embed + position, encode, decode, project.
+  Tensor embed_source(const Index& src);                                             // [B, S, D]
+  Tensor embed_target(const Index& tgt);                                             // [B, T, D]
+  Tensor encode(const Index& src, const std::vector<std::size_t>& src_lengths);      // memory [B, S, D]
+  Tensor decode(const Index& tgt, const Tensor& memory, const std::vector<std::size_t>& src_lengths);  // [B, T, D]
+  Tensor project(const Tensor& h);                                                   // [..., D] -> [..., V]
+
+  TransformerConfig config;
+  nn::Embedding src_embed, tgt_embed;  // padding_idx = <pad>
+  std::unique_ptr<nn::SinusoidalPositionalEncoding> sinusoidal;  // one of these two,
+  std::unique_ptr<nn::LearnedPositionalEncoding> learned;        // shared by source and target
+  nn::Dropout dropout;
+  nn::Transformer transformer;
+  std::unique_ptr<nn::Linear> out;  // d_model -> tgt_vocab; null when tie_weights
+
+ private:
+  Tensor add_positions(const Tensor& x);
+  std::map<std::string, Tensor> last_attention_;
+};
+
+}  // namespace attn::models

@@ -1,0 +1,176 @@
+#include "../helpers.hpp"
+
+#include "models/decode.hpp"
+#include "models/transformer_seq2seq.hpp"
+
+#include <xtensor/xview.hpp>
+
+using attn::Index;
+using attn::Tensor;
+using Inputs = std::vector<Tensor>;
+namespace models = attn::models;
+namespace nn = attn::nn;
+
+namespace {
+
+// A tiny model: d_model 4, 2 heads, ff 8, vocabulary 7 (4 specials + 3 symbols).
+models::TransformerConfig tiny(bool tied, bool learned, bool norm_first) {
+  models::TransformerConfig c;
+  c.src_vocab = c.tgt_vocab = 7;
+  c.d_model = 4;
+  c.nhead = 2;
+  c.num_encoder_layers = 1;
+  c.num_decoder_layers = 2;
+  c.dim_feedforward = 8;
+  c.dropout = 0.0;
+  c.tie_weights = tied;
+  c.learned_positions = learned;
+  c.norm_first = norm_first;
+  c.max_len = 16;
+  return c;
+}
+
+// B = 2 sources of lengths 3 and 2 (padded with <pad> = 0), targets of length 3.
+const Index kSrc = {{4, 5, 6}, {6, 4, 0}};
+const std::vector<std::size_t> kLengths = {3, 2};
+const Index kTgtIn = {{1, 5, 4}, {1, 6, 6}};
+
+}  // namespace
+
+TEST_CASE("TransformerSeq2Seq: shapes, parameter names and the attention of every layer and head") {
+  attn::manual_seed(1);
+  models::TransformerSeq2Seq model(tiny(false, false, false));
+  Tensor logits = model.forward(kSrc, kLengths, kTgtIn);
+  CHECK(logits.shape() == attn::Shape{2, 3, 7});
+  auto att = model.last_attention();
+  CHECK(att.size() == 1 + 2 * 2);
+  CHECK(att.at("encoder.0.self").shape() == attn::Shape{2, 2, 3, 3});
+  CHECK(att.at("decoder.1.self").shape() == attn::Shape{2, 2, 3, 3});
+  CHECK(att.at("decoder.0.cross").shape() == attn::Shape{2, 2, 3, 3});
+  CHECK(model.main_attention() == "decoder.1.cross");
+  // Sentence 1 has 2 source tokens: no head of any layer reads its padding.
+  for (const char* name : {"decoder.0.cross", "decoder.1.cross"})
+    CHECK(xt::all(xt::equal(xt::view(att.at(name).to_array(), 1, xt::all(), xt::all(), 2), 0.0)));
+  // Causal: decoder self-attention is lower triangular.
+  auto self = att.at("decoder.0.self").to_array();
+  CHECK(self(0, 1, 0, 1) == 0.0);
+  CHECK(self(0, 1, 1, 2) == 0.0);
+  CHECK(self(0, 1, 2, 0) > 0.0);
+
+  std::vector<std::string> names;
+  for (const auto& entry : model.named_parameters()) names.push_back(entry.first);
+  CHECK(std::count(names.begin(), names.end(), "transformer.decoder.layers.1.multihead_attn.in_proj_weight") == 1);
+  CHECK(std::count(names.begin(), names.end(), "out.weight") == 1);
+  models::TransformerSeq2Seq tied(tiny(true, true, false));
+  CHECK(tied.out == nullptr);
+  CHECK(tied.num_parameters() == model.num_parameters() - (7 * 4 + 7) + 16 * 4);  // no out layer, + learned positions
+}
+
+TEST_CASE("TransformerSeq2Seq passes gradcheck end to end (post-norm untied, pre-norm tied with learned positions)") {
+  for (bool variant : {false, true}) {
+    INFO("tied / learned / norm_first: " << variant);
+    attn::manual_seed(2);
+    models::TransformerSeq2Seq model(tiny(variant, variant, variant));
+    CHECK_GRADCHECK([&](const Inputs&) { return model.forward(kSrc, kLengths, kTgtIn); }, model.parameters());
+  }
+}
+
+TEST_CASE("TransformerSeq2Seq: a later target token changes no earlier logits") {
+  attn::manual_seed(3);
+  models::TransformerSeq2Seq model(tiny(false, false, false));
+  Index tgt = {{1, 5, 4, 6, 5}, {1, 6, 6, 4, 4}};
+  auto before = model.forward(kSrc, kLengths, tgt).to_array();
+  tgt(0, 3) = 4;
+  tgt(1, 3) = 5;
+  auto after = model.forward(kSrc, kLengths, tgt).to_array();
+  CHECK(xt::allclose(xt::view(before, xt::all(), xt::range(0, 3)), xt::view(after, xt::all(), xt::range(0, 3)), 0.0,
+                     0.0));
+  CHECK_FALSE(xt::allclose(xt::view(before, xt::all(), 3), xt::view(after, xt::all(), 3)));
+  // Padding in the source: what sits in a padded position changes nothing.
+  Index other_pad = kSrc;
+  other_pad(1, 2) = 5;
+  auto same = model.forward(other_pad, kLengths, tgt).to_array();
+  CHECK(xt::allclose(after, same, 0.0, 1e-12));
+}
+
+TEST_CASE("TransformerSeq2Seq: step-by-step decoding gives forward()'s logits and attention (1e-10)") {
+  attn::manual_seed(4);
+  models::TransformerConfig c = tiny(false, false, false);
+  c.dropout = 0.3;  // eval mode turns it off
+  models::TransformerSeq2Seq model(c);
+  model.eval();
+  Index tgt = {{1, 5, 4, 6}, {1, 6, 6, 4}};
+  auto logits = model.forward(kSrc, kLengths, tgt).to_array();  // [2, 4, 7]
+  auto att = model.last_attention();
+  models::DecoderState state = model.start(kSrc, kLengths);
+  CHECK(state.tensors.at("memory").shape() == attn::Shape{2, 3, 4});
+  for (std::size_t t = 0; t < 4; ++t) {
+    INFO("step " << t);
+    Index prefix = xt::view(tgt, xt::all(), xt::range(0, t + 1));
+    auto step = model.step(state, prefix).to_array();  // [2, 7]
+    CHECK(xt::allclose(step, xt::view(logits, xt::all(), t), 0.0, 1e-10));
+    for (const char* name : {"decoder.0.cross", "decoder.1.cross", "decoder.1.self"}) {
+      INFO(name);
+      auto full = att.at(name).to_array();  // [B, H, T, Tk]
+      auto row = state.attention.at(name).to_array();
+      const std::size_t width = std::string(name).find("self") != std::string::npos ? t + 1 : 3;
+      CHECK(row.shape() == std::vector<std::size_t>{2, 2, width});
+      CHECK(xt::allclose(row, xt::view(full, xt::all(), xt::all(), t, xt::range(0, width)), 0.0, 1e-10));
+    }
+  }
+}
+
+TEST_CASE("TransformerSeq2Seq decodes greedily and with beam search; attention per step for every layer") {
+  attn::manual_seed(5);
+  models::TransformerSeq2Seq model(tiny(true, false, false));
+  models::DecodeOptions opt;
+  opt.max_len = 5;
+  auto greedy = models::greedy_decode(model, kSrc, kLengths, opt);
+  REQUIRE(greedy.size() == 2);
+  REQUIRE(!greedy[0].tokens.empty());
+  CHECK(greedy[0].attention.count("decoder.1.cross") == 1);
+  CHECK(models::attention_matrix(greedy[0], "decoder.0.cross").shape() ==
+        attn::Shape{greedy[0].tokens.size(), 2, 3});
+  CHECK(model.is_training());  // decoding restores the mode
+  opt.beam_size = 3;
+  opt.length_penalty = models::LengthPenalty::None;
+  auto beam = models::beam_search(model, kSrc, kLengths, opt);
+  REQUIRE(beam.size() == 2);
+  for (std::size_t b = 0; b < 2; ++b) CHECK(beam[b].log_prob >= greedy[b].log_prob - 1e-9);
+}
+
+TEST_CASE("TransformerSeq2Seq: the paper's configuration is constructible") {
+  attn::Generator gen(0);
+  models::TransformerSeq2Seq model(models::TransformerConfig::paper(100, 120), gen);
+  // nn::Transformer's 44,140,544 + embeddings (100 + 120) x 512 + output layer 512 x 120 + 120.
+  CHECK(model.num_parameters() == 44140544 + 220 * 512 + 512 * 120 + 120);
+  CHECK(model.transformer.encoder.layers.size() == 6);
+  CHECK(model.transformer.decoder.layers[5].multihead_attn.num_heads == 8);
+}
+
+TEST_CASE("TransformerSeq2Seq: bad inputs throw") {
+  models::TransformerSeq2Seq model(tiny(false, false, false));
+  models::TransformerConfig bad = tiny(false, false, false);
+  bad.src_vocab = 0;
+  CHECK_THROWS_WITH_SUBSTR(models::TransformerSeq2Seq{bad}, attn::ValueError, "must be positive");
+  bad = tiny(false, false, false);
+  bad.nhead = 3;
+  CHECK_THROWS_WITH_SUBSTR(models::TransformerSeq2Seq{bad}, attn::ValueError, "multiple of num_heads");
+  models::DecoderState state = model.start(kSrc, kLengths);
+  const Index three_rows = xt::ones<std::int64_t>({3, 1});
+  CHECK_THROWS_WITH_SUBSTR(model.step(state, three_rows), attn::ShapeError,
+                           "expected prefix [2, t] with t >= 1, got [3, 1]");
+  const std::vector<std::size_t> one_length = {3};
+  CHECK_THROWS_AS(model.forward(kSrc, one_length, kTgtIn), attn::Error);
+}
+
+TEST_CASE("TransformerSeq2Seq trains in float32") {
+  attn::manual_seed(6);
+  models::TransformerSeq2Seq model(tiny(true, false, true));
+  model.to(attn::Dtype::Float32);
+  Tensor logits = model.forward(kSrc, kLengths, kTgtIn);
+  CHECK(logits.dtype() == attn::Dtype::Float32);
+  attn::sum(logits).backward();
+  CHECK(model.tgt_embed.weight.grad().defined());
+  CHECK(model.transformer.encoder.layers[0].linear1.weight.grad().dtype() == attn::Dtype::Float32);
+}
