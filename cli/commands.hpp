@@ -1,0 +1,35 @@
+// The `attn` command line: one function per command, registered in main.cpp.
+#pragma once
+
+#include "run_dir.hpp"
+#include "task.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+#include <vector>
+
+namespace attn::cli {
+
+void add_train_command(CLI::App& app);
+void add_demo_command(CLI::App& app);
+void add_eval_command(CLI::App& app);
+void add_translate_command(CLI::App& app);
+void add_heatmap_command(CLI::App& app);
+void add_graph_command(CLI::App& app);
+
+// What `train` and `demo` share: trains (or resumes) the run described by
+// `config` into `out`, showing a progress bar; returns the final evaluation.
+struct TrainResult {
+  models::Evaluation evaluation;
+  std::vector<double> steps, losses;  // the loss curve
+};
+TrainResult train_run(nlohmann::json config, const std::string& out, bool resume);
+
+// Decodes sentences of the run's task; strict: unknown tokens are an error naming them.
+std::vector<models::Hypothesis> translate(Run& run, const std::vector<data::Tokens>& sentences, std::size_t beam);
+
+// The main attention of one hypothesis as a [T, S] array (T output tokens, S source tokens).
+xt::xarray<double> attention_of(const models::Hypothesis& h, const std::string& name, std::size_t src_len);
+
+}  // namespace attn::cli

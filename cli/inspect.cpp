@@ -1,0 +1,136 @@
+// `attn eval`, `translate`, `heatmap` and `graph`: using a trained checkpoint.
+#include "commands.hpp"
+
+#include <xtensor/xview.hpp>
+
+#include <iostream>
+
+namespace attn::cli {
+
+std::vector<models::Hypothesis> translate(Run& run, const std::vector<data::Tokens>& sentences, std::size_t beam) {
+  std::vector<data::Example> examples;
+  for (const auto& s : sentences) {
+    if (s.empty()) throw ValueError("translate: an input sentence is empty");
+    for (std::size_t i = 0; i < s.size(); ++i)
+      if (!run.src_vocab.contains(s[i]))
+        throw ValueError("translate: unknown token '" + s[i] + "' at position " + std::to_string(i) +
+                         " (not in the model's source vocabulary)");
+    examples.push_back({s, {"x"}, {}});
+  }
+  data::Batch batch = data::make_batch(examples, run.src_vocab, run.tgt_vocab);
+  models::DecodeOptions options;
+  options.max_len = 2 * batch.src.shape()[1] + 10;
+  options.beam_size = beam;
+  return beam > 1 ? models::beam_search(*run.model, batch.src, batch.src_lengths, options)
+                  : models::greedy_decode(*run.model, batch.src, batch.src_lengths, options);
+}
+
+xt::xarray<double> attention_of(const models::Hypothesis& h, const std::string& name, std::size_t src_len) {
+  Tensor m = models::attention_matrix(h, name);  // [T, S] or [T, H, S]
+  xt::xarray<double> a = m.to_array();
+  if (a.dimension() == 3) a = xt::mean(a, {1}, xt::evaluation_strategy::immediate);  // average the heads
+  return xt::view(a, xt::all(), xt::range(0, src_len));
+}
+
+namespace {
+
+std::vector<std::string> output_labels(const Run& run, const models::Hypothesis& h) {
+  std::vector<std::string> labels;
+  for (std::int64_t id : h.tokens) labels.push_back(run.tgt_vocab.token(id));
+  return labels;
+}
+
+}  // namespace
+
+void add_eval_command(CLI::App& app) {
+  auto dir = std::make_shared<std::string>();
+  CLI::App* cmd = app.add_subcommand("eval", "Evaluate a checkpoint on its task's held-out set");
+  cmd->add_option("--checkpoint", *dir, "a directory written by attn train")->required();
+  cmd->callback([dir] {
+    Run run = load_run(*dir);
+    TaskData task = make_task(run.config.at("task"), run.config.at("seed"));
+    models::Evaluation e = models::evaluate(*run.model, task.split.test, run.src_vocab, run.tgt_vocab);
+    std::printf("%zu test sentences: exact match %.1f%%, token accuracy %.1f%%, loss %.4f\n", e.overall.sentences,
+                100 * e.overall.exact_match(), 100 * e.overall.token_accuracy(), e.loss);
+    if (e.alignment.steps)
+      std::printf("attention peak on the gold source position: %.1f%% of %zu steps\n", 100 * e.alignment.hit_rate(),
+                  e.alignment.steps);
+    std::printf("source length  sentences  exact match\n");
+    for (const auto& [len, c] : e.by_length) std::printf("%13zu  %9zu  %10.1f%%\n", len, c.sentences, 100 * c.exact_match());
+  });
+}
+
+void add_translate_command(CLI::App& app) {
+  struct Options {
+    std::string dir;
+    std::size_t beam = 1;
+    bool show = false;
+    std::vector<std::string> texts;
+  };
+  auto o = std::make_shared<Options>();
+  CLI::App* cmd = app.add_subcommand("translate", "Decode sentences with a checkpoint");
+  cmd->add_option("--checkpoint", o->dir)->required();
+  cmd->add_option("--beam", o->beam, "beam size (1: greedy)")->check(CLI::Range(1, 64))->capture_default_str();
+  cmd->add_flag("--show-attention", o->show, "print each translation's attention as a terminal heatmap");
+  cmd->add_option("text", o->texts, "the sentences")->required();
+  cmd->callback([o] {
+    Run run = load_run(o->dir);
+    std::vector<data::Tokens> inputs;
+    for (const auto& t : o->texts) inputs.push_back(tokenize(run.config.at("task"), t));
+    auto hyps = translate(run, inputs, o->beam);
+    for (std::size_t i = 0; i < hyps.size(); ++i) {
+      const data::Tokens out = run.tgt_vocab.decode(hyps[i].tokens);
+      std::cout << o->texts[i] << "  ->  " << detokenize(run.config.at("task"), out) << "\n";
+      const std::string name = run.model->main_attention();
+      if (o->show && !name.empty())
+        std::cout << viz::terminal_heatmap(attention_of(hyps[i], name, inputs[i].size()), output_labels(run, hyps[i]),
+                                           inputs[i])
+                  << "\n";
+    }
+  });
+}
+
+void add_heatmap_command(CLI::App& app) {
+  struct Options {
+    std::string dir, text, out;
+  };
+  auto o = std::make_shared<Options>();
+  CLI::App* cmd = app.add_subcommand("heatmap", "Write the attention of one translation as an SVG heatmap");
+  cmd->add_option("--checkpoint", o->dir)->required();
+  cmd->add_option("--out", o->out, "the SVG file to write")->required();
+  cmd->add_option("text", o->text, "the sentence")->required();
+  cmd->callback([o] {
+    Run run = load_run(o->dir);
+    const std::string name = run.model->main_attention();
+    if (name.empty()) throw ValueError("heatmap: this model (" + run.model->type_name() + ") has no attention to draw");
+    const data::Tokens input = tokenize(run.config.at("task"), o->text);
+    auto h = translate(run, {input}, 1).front();
+    viz::HeatmapOptions options;
+    options.title = o->text + "  ->  " + detokenize(run.config.at("task"), run.tgt_vocab.decode(h.tokens));
+    viz::save_text(o->out, viz::heatmap_svg(attention_of(h, name, input.size()), output_labels(run, h), input, options));
+    std::cout << "wrote " << o->out << "\n";
+  });
+}
+
+void add_graph_command(CLI::App& app) {
+  auto out = std::make_shared<std::string>();
+  CLI::App* cmd = app.add_subcommand("graph", "Draw the computation graph of a tiny MLP and its loss (DOT, or SVG)");
+  cmd->add_option("--out", *out, "FILE.dot or FILE.svg (default: DOT on standard output)");
+  cmd->callback([out] {
+    manual_seed(0);
+    nn::Linear fc1(2, 3), fc2(3, 1);
+    Tensor x = tensor(xt::xarray<double>{{0.5, -1.0}});
+    Tensor target = ones({1, 1});
+    Tensor loss = nn::mse_loss(fc2(tanh(fc1(x))), target);
+    loss.backward(/*retain_graph=*/true);  // keep the graph to draw values and gradients
+    const bool svg = out->size() > 4 && out->substr(out->size() - 4) == ".svg";
+    const std::string text = svg ? to_svg(loss) : to_dot(loss);
+    if (out->empty()) std::cout << text;
+    else {
+      viz::save_text(*out, text);
+      std::cout << "wrote " << *out << "\n";
+    }
+  });
+}
+
+}  // namespace attn::cli

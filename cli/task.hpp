@@ -1,0 +1,37 @@
+// The tasks `attn train --task ...` knows, described as JSON so a checkpoint
+// can say what it was trained on:
+//   {"name": "reverse", "vocab_size": 10, "min_length": 5, "max_length": 15, "n_train": 20000, "n_test": 500}
+//   {"name": "dates", "n_train": 20000, "n_test": 1000}
+//   {"name": "tsv", "file": "fra.txt", "char_level": false, "lowercase": true, "max_length": 10, ...}
+#pragma once
+
+#include "../attn.hpp"
+#include "../models/decode.hpp"
+#include "../models/evaluate.hpp"
+#include "../models/registry.hpp"
+#include "../models/trainer.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+namespace attn::cli {
+
+struct TaskData {
+  nlohmann::json config;       // with every default filled in
+  data::Split split;           // train and test, disjoint
+  data::Vocab src_vocab, tgt_vocab;
+};
+
+// The config for --task NAME: copy, reverse, sort, dates, or a .tsv file.
+nlohmann::json default_task_config(const std::string& task);
+
+// Generates (or loads) the examples; the split is reproducible from `seed`.
+TaskData make_task(const nlohmann::json& config, std::uint64_t seed);
+
+// How a user's sentence is cut into tokens for this task: characters for
+// dates and character-level corpora, whitespace otherwise.
+data::Tokens tokenize(const nlohmann::json& task_config, const std::string& text);
+std::string detokenize(const nlohmann::json& task_config, const data::Tokens& tokens);
+
+}  // namespace attn::cli

@@ -1,0 +1,186 @@
+#include "registry.hpp"
+
+#include "bahdanau.hpp"
+#include "luong.hpp"
+#include "seq2seq_plain.hpp"
+#include "transformer_seq2seq.hpp"
+
+namespace attn::models {
+
+namespace {
+
+using nlohmann::json;
+
+// Reads `config` into typed fields: every key must be a known field of the
+// right type, so a typo ("hiden_dim") is an error instead of a silent default.
+class Fields {
+ public:
+  Fields(const json& config, std::string model) : config_(config), model_(std::move(model)) {
+    if (!config.is_object()) throw ValueError("model config: expected a JSON object, got " + config.dump());
+  }
+  template <class T>
+  void read(const char* key, T& value) {
+    known_.push_back(key);
+    if (!config_.contains(key)) return;
+    try {
+      value = config_.at(key).get<T>();
+    } catch (const json::exception&) {
+      throw ValueError("model config of '" + model_ + "': field '" + key + "' has the wrong type: " +
+                       config_.at(key).dump());
+    }
+  }
+  void check_unknown() const {
+    for (const auto& item : config_.items()) {
+      if (item.key() == "model") continue;
+      if (std::find(known_.begin(), known_.end(), item.key()) == known_.end()) {
+        std::string fields;
+        for (const auto& k : known_) fields += (fields.empty() ? "" : ", ") + k;
+        throw ValueError("model config of '" + model_ + "': unknown field '" + item.key() + "' (fields: " + fields + ")");
+      }
+    }
+  }
+
+ private:
+  const json& config_;
+  std::string model_;
+  std::vector<std::string> known_;
+};
+
+// One function per model: reads (or, with an empty config, lists) its fields.
+json plain_fields(const json& in, PlainSeq2SeqConfig& c) {
+  Fields f(in, "seq2seq");
+  f.read("embed_dim", c.embed_dim);
+  f.read("hidden_dim", c.hidden_dim);
+  f.check_unknown();
+  return {{"model", "seq2seq"}, {"embed_dim", c.embed_dim}, {"hidden_dim", c.hidden_dim}};
+}
+
+json bahdanau_fields(const json& in, BahdanauConfig& c) {
+  Fields f(in, "bahdanau");
+  f.read("embed_dim", c.embed_dim);
+  f.read("encoder_dim", c.encoder_dim);
+  f.read("decoder_dim", c.decoder_dim);
+  f.read("attention_dim", c.attention_dim);
+  f.check_unknown();
+  return {{"model", "bahdanau"},         {"embed_dim", c.embed_dim},         {"encoder_dim", c.encoder_dim},
+          {"decoder_dim", c.decoder_dim}, {"attention_dim", c.attention_dim}};
+}
+
+json luong_fields(const json& in, LuongConfig& c, const std::string& name) {
+  Fields f(in, name);
+  std::string score = luong_score_name(c.score), attention = luong_attention_name(c.attention);
+  f.read("embed_dim", c.embed_dim);
+  f.read("hidden_dim", c.hidden_dim);
+  f.read("score", score);
+  f.read("attention", attention);
+  f.read("window", c.window);
+  f.read("attention_dim", c.attention_dim);
+  f.read("input_feeding", c.input_feeding);
+  f.check_unknown();
+  c.score = luong_score_from_name(score);
+  c.attention = luong_attention_from_name(attention);
+  if (name == "luong-local" && c.attention == LuongAttention::Global)
+    throw ValueError("model config of 'luong-local': attention must be local-m or local-p, got global");
+  return {{"model", name},           {"embed_dim", c.embed_dim}, {"hidden_dim", c.hidden_dim},
+          {"score", score},          {"attention", attention},   {"window", c.window},
+          {"attention_dim", c.attention_dim}, {"input_feeding", c.input_feeding}};
+}
+
+json transformer_fields(const json& in, TransformerConfig& c) {
+  Fields f(in, "transformer");
+  std::string activation = nn::activation_name(c.activation);
+  f.read("d_model", c.d_model);
+  f.read("nhead", c.nhead);
+  f.read("num_encoder_layers", c.num_encoder_layers);
+  f.read("num_decoder_layers", c.num_decoder_layers);
+  f.read("dim_feedforward", c.dim_feedforward);
+  f.read("dropout", c.dropout);
+  f.read("activation", activation);
+  f.read("norm_first", c.norm_first);
+  f.read("learned_positions", c.learned_positions);
+  f.read("max_len", c.max_len);
+  f.read("tie_weights", c.tie_weights);
+  f.check_unknown();
+  c.activation = nn::activation_from_name(activation);
+  return {{"model", "transformer"},
+          {"d_model", c.d_model},
+          {"nhead", c.nhead},
+          {"num_encoder_layers", c.num_encoder_layers},
+          {"num_decoder_layers", c.num_decoder_layers},
+          {"dim_feedforward", c.dim_feedforward},
+          {"dropout", c.dropout},
+          {"activation", activation},
+          {"norm_first", c.norm_first},
+          {"learned_positions", c.learned_positions},
+          {"max_len", c.max_len},
+          {"tie_weights", c.tie_weights}};
+}
+
+std::string name_of(const json& config) {
+  if (!config.is_object() || !config.contains("model") || !config.at("model").is_string())
+    throw ValueError("model config: expected {\"model\": <name>, ...}, got " + config.dump());
+  const std::string name = config.at("model").get<std::string>();
+  const auto& names = model_names();
+  if (std::find(names.begin(), names.end(), name) == names.end()) {
+    std::string list;
+    for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+    throw ValueError("model config: unknown model '" + name + "' (models: " + list + ")");
+  }
+  return name;
+}
+
+}  // namespace
+
+const std::vector<std::string>& model_names() {
+  static const std::vector<std::string> names = {"seq2seq", "bahdanau", "luong", "luong-local", "transformer"};
+  return names;
+}
+
+nlohmann::json default_model_config(const std::string& name) {
+  const json config = {{"model", name}};
+  name_of(config);
+  if (name == "seq2seq") {
+    PlainSeq2SeqConfig c;
+    return plain_fields(config, c);
+  }
+  if (name == "bahdanau") {
+    BahdanauConfig c;
+    return bahdanau_fields(config, c);
+  }
+  if (name == "transformer") {
+    TransformerConfig c;
+    return transformer_fields(config, c);
+  }
+  LuongConfig c;
+  if (name == "luong-local") c.attention = LuongAttention::LocalP;
+  return luong_fields(config, c, name);
+}
+
+std::unique_ptr<Seq2Seq> make_model(const nlohmann::json& config, std::size_t src_vocab, std::size_t tgt_vocab) {
+  const std::string name = name_of(config);
+  if (name == "seq2seq") {
+    PlainSeq2SeqConfig c;
+    plain_fields(config, c);
+    c.src_vocab = src_vocab, c.tgt_vocab = tgt_vocab;
+    return std::make_unique<PlainSeq2Seq>(c);
+  }
+  if (name == "bahdanau") {
+    BahdanauConfig c;
+    bahdanau_fields(config, c);
+    c.src_vocab = src_vocab, c.tgt_vocab = tgt_vocab;
+    return std::make_unique<BahdanauSeq2Seq>(c);
+  }
+  if (name == "transformer") {
+    TransformerConfig c;
+    transformer_fields(config, c);
+    c.src_vocab = src_vocab, c.tgt_vocab = tgt_vocab;
+    return std::make_unique<TransformerSeq2Seq>(c);
+  }
+  LuongConfig c;
+  if (name == "luong-local") c.attention = LuongAttention::LocalP;
+  luong_fields(config, c, name);
+  c.src_vocab = src_vocab, c.tgt_vocab = tgt_vocab;
+  return std::make_unique<LuongSeq2Seq>(c);
+}
+
+}  // namespace attn::models
