@@ -42,3 +42,12 @@
 #include "models/data/corpus.hpp"
 #include "models/data/tasks.hpp"
 #include "models/data/vocab.hpp"
+
+#include "models/bahdanau.hpp"
+#include "models/decode.hpp"
+#include "models/evaluate.hpp"
+#include "models/luong.hpp"
+#include "models/metrics.hpp"
+#include "models/seq2seq.hpp"
+#include "models/seq2seq_plain.hpp"
+#include "models/trainer.hpp"
