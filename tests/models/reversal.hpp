@@ -24,13 +24,13 @@ inline attn::data::Split reversal_split() {
   return attn::data::sequence_split(attn::data::SequenceTask::reverse, 5000, 200, task, gen);
 }
 
-// 1200 Adam steps of 32 sentences, lr 3e-3 with a cosine decay, in float32.
+// 1000 Adam steps of 32 sentences, lr 3e-3 with a cosine decay, in float32.
 inline attn::models::Evaluation learn_reversal(attn::models::Seq2Seq& model, const char* name) {
   const attn::data::Split split = reversal_split();
   const attn::data::Vocab vocab = attn::data::task_vocab(10);
   model.to(attn::Dtype::Float32);
   attn::models::TrainerOptions options;
-  options.steps = 1200;
+  options.steps = 1000;
   options.batch_size = 32;
   options.lr = 3e-3;
   options.seed = 1;
@@ -42,7 +42,7 @@ inline attn::models::Evaluation learn_reversal(attn::models::Seq2Seq& model, con
   trainer.set_eval_data(split.test);
   trainer.train();
   const attn::models::Evaluation& e = trainer.last_evaluation();
-  std::cout << name << " on reversal (5-15 tokens), 1200 steps: exact match " << e.overall.exact_match()
+  std::cout << name << " on reversal (5-15 tokens), 1000 steps: exact match " << e.overall.exact_match()
             << ", token accuracy " << e.overall.token_accuracy() << ", attention peak on gold "
             << e.alignment.hit_rate() << ", off by one " << e.alignment.off_by_one_rate() << "\n";
 
