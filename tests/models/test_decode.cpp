@@ -8,6 +8,7 @@
 #include "models/decode.hpp"
 #include "models/luong.hpp"
 #include "models/seq2seq_plain.hpp"
+#include "models/transformer_seq2seq.hpp"
 
 #include <xtensor/xview.hpp>
 
@@ -240,6 +241,28 @@ TEST_CASE("decoding: Luong with local attention, and max_len stops unfinished ou
     }
     check_against_forward(model, s, hyps);
   }
+}
+
+TEST_CASE("decoding works for the Transformer, which reads the whole prefix at every step") {
+  attn::manual_seed(9);
+  TransformerConfig c;
+  c.src_vocab = c.tgt_vocab = 6;
+  c.d_model = 8;
+  c.nhead = 2;
+  c.num_encoder_layers = c.num_decoder_layers = 1;
+  c.dim_feedforward = 16;
+  TransformerSeq2Seq model(c);
+  model.eval();  // the re-scoring forward() runs without dropout too
+  const Sources s = random_sources(5, 4, 6, 19);
+  DecodeOptions opt;
+  opt.max_len = 6;
+  opt.beam_size = 3;
+  const auto greedy = greedy_decode(model, s.src, s.lengths, opt);
+  const auto beam = beam_search(model, s.src, s.lengths, opt);
+  check_against_forward(model, s, greedy);
+  check_against_forward(model, s, beam);
+  for (std::size_t b = 0; b < 5; ++b) CHECK(beam[b].log_prob >= greedy[b].log_prob);
+  CHECK(beam[0].attention.size() > 1);  // every layer and head besides "attention"
 }
 
 TEST_CASE("decoding: bad inputs") {
