@@ -114,6 +114,8 @@ Tensor TransformerSeq2Seq::forward(const Index& src, const std::vector<std::size
     last_attention_[layer_name("decoder", l, "self")] = layer.self_attention_weights();    // [B, H, T, T]
     last_attention_[layer_name("decoder", l, "cross")] = layer.cross_attention_weights();  // [B, H, T, S]
   }
+  if (!transformer.decoder.layers.empty())  // the last layer's cross-attention, averaged over heads: [B, T, S]
+    last_attention_["attention"] = mean(last_attention_.at(main_cross()), {1});
   return project(h);  // [B, T, V]
 }
 
@@ -140,14 +142,18 @@ Tensor TransformerSeq2Seq::step(DecoderState& state, const Index& prefix) {
     state.attention[layer_name("decoder", l, "self")] = select(layer.self_attention_weights(), 2, last);    // [B, H, t]
     state.attention[layer_name("decoder", l, "cross")] = select(layer.cross_attention_weights(), 2, last);  // [B, H, S]
   }
+  if (!transformer.decoder.layers.empty()) state.attention["attention"] = mean(state.attention.at(main_cross()), {1});  // [B, S]
   return project(select(h, 1, last));  // [B, D] -> [B, V]
 }
 
 std::map<std::string, Tensor> TransformerSeq2Seq::last_attention() const { return last_attention_; }
 
 std::string TransformerSeq2Seq::main_attention() const {
-  const std::size_t n = transformer.decoder.layers.size();
-  return n == 0 ? "" : layer_name("decoder", n - 1, "cross");
+  return transformer.decoder.layers.empty() ? "" : "attention";
+}
+
+std::string TransformerSeq2Seq::main_cross() const {
+  return layer_name("decoder", transformer.decoder.layers.size() - 1, "cross");
 }
 
 std::string TransformerSeq2Seq::extra_repr() const {

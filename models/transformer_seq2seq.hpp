@@ -63,12 +63,16 @@ class TransformerSeq2Seq : public Seq2Seq {
   DecoderState start(const Index& src, const std::vector<std::size_t>& src_lengths) override;
   // Logits for the token after prefix [B, t]. Sets state.attention, for every
   // decoder layer l: "decoder.<l>.self" [B, H, t] (over the prefix) and
-  // "decoder.<l>.cross" [B, H, S] (over the source): the new token's weights.
+  // "decoder.<l>.cross" [B, H, S] (over the source): the new token's weights;
+  // and "attention" [B, S]: the last layer's cross-attention averaged over heads.
   Tensor step(DecoderState& state, const Index& prefix) override;
   // Of the last forward(), per head: "encoder.<l>.self" [B, H, S, S],
-  // "decoder.<l>.self" [B, H, T, T], "decoder.<l>.cross" [B, H, T, S].
+  // "decoder.<l>.self" [B, H, T, T], "decoder.<l>.cross" [B, H, T, S]; and
+  // "attention" [B, T, S], the head average of the last decoder layer's cross-attention.
   std::map<std::string, Tensor> last_attention() const override;
-  std::string main_attention() const override;  // the last decoder layer's cross-attention
+  // "attention": one [T, S] map per sentence, as the recurrent models give
+  // (heatmaps, models::evaluate's alignment hit rate).
+  std::string main_attention() const override;
   std::string extra_repr() const override;
 
   // The pieces of forward(), for notebooks: embed + position, encode, decode, project.
@@ -88,6 +92,7 @@ class TransformerSeq2Seq : public Seq2Seq {
 
  private:
   Tensor add_positions(const Tensor& x);
+  std::string main_cross() const;  // "decoder.<last>.cross"
   std::map<std::string, Tensor> last_attention_;
 };
 

@@ -43,11 +43,14 @@ TEST_CASE("TransformerSeq2Seq: shapes, parameter names and the attention of ever
   Tensor logits = model.forward(kSrc, kLengths, kTgtIn);
   CHECK(logits.shape() == attn::Shape{2, 3, 7});
   auto att = model.last_attention();
-  CHECK(att.size() == 1 + 2 * 2);
+  CHECK(att.size() == 1 + 2 * 2 + 1);
   CHECK(att.at("encoder.0.self").shape() == attn::Shape{2, 2, 3, 3});
+  // "attention": the last layer's cross-attention averaged over its heads, [B, T, S].
+  CHECK(att.at("attention").shape() == attn::Shape{2, 3, 3});
+  CHECK(test::allclose(att.at("attention"), attn::mean(att.at("decoder.1.cross"), {1}), 1e-15));
   CHECK(att.at("decoder.1.self").shape() == attn::Shape{2, 2, 3, 3});
   CHECK(att.at("decoder.0.cross").shape() == attn::Shape{2, 2, 3, 3});
-  CHECK(model.main_attention() == "decoder.1.cross");
+  CHECK(model.main_attention() == "attention");
   // Sentence 1 has 2 source tokens: no head of any layer reads its padding.
   for (const char* name : {"decoder.0.cross", "decoder.1.cross"})
     CHECK(xt::all(xt::equal(xt::view(att.at(name).to_array(), 1, xt::all(), xt::all(), 2), 0.0)));
@@ -109,6 +112,8 @@ TEST_CASE("TransformerSeq2Seq: step-by-step decoding gives forward()'s logits an
     Index prefix = xt::view(tgt, xt::all(), xt::range(0, t + 1));
     auto step = model.step(state, prefix).to_array();  // [2, 7]
     CHECK(xt::allclose(step, xt::view(logits, xt::all(), t), 0.0, 1e-10));
+    CHECK(xt::allclose(state.attention.at("attention").to_array(), xt::view(att.at("attention").to_array(), xt::all(), t),
+                       0.0, 1e-10));
     for (const char* name : {"decoder.0.cross", "decoder.1.cross", "decoder.1.self"}) {
       INFO(name);
       auto full = att.at(name).to_array();  // [B, H, T, Tk]
@@ -129,6 +134,7 @@ TEST_CASE("TransformerSeq2Seq decodes greedily and with beam search; attention p
   REQUIRE(greedy.size() == 2);
   REQUIRE(!greedy[0].tokens.empty());
   CHECK(greedy[0].attention.count("decoder.1.cross") == 1);
+  CHECK(models::attention_matrix(greedy[0], "attention").shape() == attn::Shape{greedy[0].tokens.size(), 3});
   CHECK(models::attention_matrix(greedy[0], "decoder.0.cross").shape() ==
         attn::Shape{greedy[0].tokens.size(), 2, 3});
   CHECK(model.is_training());  // decoding restores the mode
