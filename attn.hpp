@@ -35,6 +35,7 @@
 #include "nn/rnn.hpp"
 #include "nn/rnn_cell.hpp"
 #include "nn/schedule.hpp"
+#include "nn/transformer.hpp"
 
 #include "viz/plot.hpp"
 
@@ -51,3 +52,4 @@
 #include "models/seq2seq.hpp"
 #include "models/seq2seq_plain.hpp"
 #include "models/trainer.hpp"
+#include "models/transformer_seq2seq.hpp"
