@@ -10,6 +10,8 @@ namespace attn::models {
 namespace {
 
 const GridCaptionerConfig& checked(const GridCaptionerConfig& c) {
+  if (c.soft_probability < 0 || c.soft_probability > 1)
+    throw ValueError("GridCaptioner: soft_probability must be in [0, 1], got " + std::to_string(c.soft_probability));
   if (c.vocab == 0 || c.feature_dim == 0 || c.embed_dim == 0 || c.decoder_dim == 0 || c.attention_dim == 0)
     throw ValueError("GridCaptioner: vocab, feature_dim, embed_dim, decoder_dim and attention_dim must be positive");
   return c;
@@ -101,7 +103,7 @@ GridCaptioner::Step GridCaptioner::decode(DecoderState& state, const Tensor& y_p
   Tensor log_weights = log_softmax(scores, -1);                                      // log a_tj: [B, N]
   step.entropy = -sum(step.weights * log_weights, {-1});                             // H(a_t): [B]
   Tensor chosen = step.weights;                                                      // soft: all cells, weighted
-  const bool hard = config.attention == GridAttention::Hard ||
+  const bool hard = (config.attention == GridAttention::Hard && !(soft_pass_ && is_training())) ||
                     (config.attention == GridAttention::HardAtInference && !is_training());
   if (hard) {
     const bool sample = is_training();  // REINFORCE needs samples; inference takes the peak
@@ -122,6 +124,8 @@ GridCaptioner::Step GridCaptioner::decode(DecoderState& state, const Tensor& y_p
 }
 
 CaptionerOutput GridCaptioner::forward_all(const Tensor& features, const Index& tgt_in) {
+  soft_pass_ = config.attention == GridAttention::Hard && is_training() && config.soft_probability > 0 &&
+               default_generator().uniform() < config.soft_probability;
   DecoderState state = start(features);
   const std::size_t B = features.size(0);
   if (tgt_in.dimension() != 2 || tgt_in.shape()[0] != B || tgt_in.shape()[1] == 0)
@@ -144,6 +148,7 @@ CaptionerOutput GridCaptioner::forward_all(const Tensor& features, const Index& 
   result.entropy = stack(entropy, 1);  // [B, T]
   if (!log_probs.empty()) result.choice_log_prob = stack(log_probs, 1);  // [B, T]
   last_attention_ = result.used;
+  soft_pass_ = false;
   return result;
 }
 

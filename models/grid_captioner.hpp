@@ -25,6 +25,9 @@
 // Hard attention has no gradient through the choice of k: the attention MLP is
 // trained by the score-function (REINFORCE) estimator of models/grid_loss.hpp,
 // which needs the log-probability of every choice made: forward_all() returns it.
+// GridAttention::HardAtInference skips all that (soft in training, argmax at
+// inference): cheap, but the decoder then reads contexts it never saw in training.
+// Left out from the paper: the gate beta_t = sigmoid(f(s_{t-1})) that scales c_t.
 #pragma once
 
 #include "../nn/attention/score.hpp"
@@ -52,6 +55,10 @@ struct GridCaptionerConfig {
   std::size_t decoder_dim = 64;
   std::size_t attention_dim = 64;  // the attention MLP's hidden layer (W_1, W_2: [A, .])
   GridAttention attention = GridAttention::Soft;
+  // Hard attention in training: the probability that a forward pass uses the
+  // expected context sum_j a_tj h_j (soft) instead of sampled cells. The paper
+  // does this half of the time (0.5) to reduce the variance of learning.
+  double soft_probability = 0.0;
 };
 
 // Everything a forward pass computed, for the losses of models/grid_loss.hpp.
@@ -103,6 +110,7 @@ class GridCaptioner : public nn::Module {
   Step decode(DecoderState& state, const Tensor& y_prev);  // y_prev: embedded [B, E]
   Tensor encode(const Tensor& features) const;             // checks, then h_j [B, N, H]
   Tensor last_attention_;
+  bool soft_pass_ = false;  // this forward pass of hard attention in training is soft (soft_probability)
 };
 
 }  // namespace attn::models

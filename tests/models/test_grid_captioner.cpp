@@ -2,18 +2,11 @@
 // attention as a distribution over the cells, hard attention (one cell per
 // word), the losses (doubly stochastic, REINFORCE), float32, bad inputs, and
 // learning the captions of synthetic grids with the attention on the right cell.
-#include "../helpers.hpp"
+#include "grids.hpp"
 
-#include "models/data/batch.hpp"
-#include "models/data/grid.hpp"
-#include "models/grid_captioner.hpp"
-#include "models/grid_decode.hpp"
 #include "models/grid_loss.hpp"
-#include "models/grid_train.hpp"
 
 #include <xtensor/xview.hpp>
-
-#include <chrono>
 
 using attn::Index;
 using attn::Tensor;
@@ -192,6 +185,17 @@ TEST_CASE("GridCaptioner: hard attention looks at exactly one cell per word") {
     }
     CHECK(max_abs(counts / 4000.0 - probs) < 0.03);
   }
+  SUBCASE("soft_probability = 1: every training pass uses the expected context (the paper mixes in half)") {
+    GridCaptionerConfig c = tiny_config(GridAttention::Hard);
+    c.soft_probability = 1.0;
+    GridCaptioner mixed(c);
+    attn::models::CaptionerOutput out = mixed.forward_all(g.features, g.tgt_in);
+    CHECK_FALSE(out.choice_log_prob.defined());
+    CHECK(max_abs(out.used.to_array() - out.weights.to_array()) == 0.0);
+    mixed.eval();
+    mixed.forward(g.features, g.tgt_in);
+    CHECK(one_hot_rows(mixed.last_attention().to_array()));  // inference stays hard
+  }
   SUBCASE("HardAtInference: soft in training, one cell in eval mode") {
     GridCaptioner mixed(tiny_config(GridAttention::HardAtInference));
     mixed.forward(g.features, g.tgt_in);
@@ -296,6 +300,9 @@ TEST_CASE("GridCaptioner: bad inputs") {
   GridCaptionerConfig bad = tiny_config();
   bad.feature_dim = 0;
   CHECK_THROWS_WITH_SUBSTR(GridCaptioner{bad}, attn::ValueError, "must be positive");
+  bad = tiny_config(GridAttention::Hard);
+  bad.soft_probability = 1.5;
+  CHECK_THROWS_WITH_SUBSTR(GridCaptioner{bad}, attn::ValueError, "soft_probability must be in [0, 1], got 1.5");
 }
 
 TEST_CASE("greedy_caption: one word at a time, with a 3x3 map of the attention for each word") {
@@ -329,4 +336,19 @@ TEST_CASE("greedy_caption: one word at a time, with a 3x3 map of the attention f
   const Index best = attn::argmax(model.forward(attn::narrow(grids, 0, 0, 1), tgt_in), -1);  // [1, T]
   for (std::size_t t = 0; t < captions[0].tokens.size(); ++t) CHECK(best(0, t) == captions[0].tokens[t]);
   CHECK_THROWS_WITH_SUBSTR(attn::models::attention_grid(captions[0], 2), attn::ShapeError, "9 cells");
+}
+
+TEST_CASE("GridCaptioner with soft attention learns to caption grids, looking at the cell each word describes") {
+  const test::Learned r = test::learn_grids(GridAttention::Soft, 600);
+  const auto& e = r.eval;
+  MESSAGE("soft attention, 600 steps: exact match " << e.overall.exact_match() << ", token accuracy "
+          << e.overall.token_accuracy() << ", attention peak on the gold cell " << e.alignment.hit_rate()
+          << " (teacher forced), " << e.decoded_alignment.hit_rate() << " (greedy), mean weight on it "
+          << e.alignment.mean_gold_weight() << ", " << r.seconds << " s");
+  CHECK(e.overall.sentences == 200);
+  CHECK(e.overall.exact_match() >= 0.9);
+  CHECK(e.overall.token_accuracy() >= 0.95);
+  CHECK(e.alignment.steps > 1400);  // every caption word but ","
+  CHECK(e.alignment.hit_rate() > 0.8);
+  CHECK(e.decoded_alignment.hit_rate() > 0.8);
 }
