@@ -1,0 +1,209 @@
+// attn's side of bench/run.sh: whole-model workloads, timed one call at a time.
+//
+//   transformer  (a) training step of models::TransformerSeq2Seq: d_model 128, 4 heads,
+//                feed-forward 512, 2 + 2 layers, vocabulary 32, dropout 0.1; batch 32,
+//                source and target length 20; forward, cross-entropy, backward, Adam
+//   bahdanau     (b) training step of models::BahdanauSeq2Seq: embeddings 128, biLSTM
+//                encoder 128 per direction, additive attention 128, LSTM decoder 128
+//   decode-transformer, decode-bahdanau
+//                (e) models::greedy_decode of the same models, batch 32, exactly 20
+//                tokens (no <eos> stops it early)
+//   lstm         nn::LSTM(128, 128, batch_first) forward + backward over [32, 20, 128]
+//
+//   model_bench <workload> <f32|f64>           warm-up, then the median of 30 calls
+//   model_bench --serve <workload> <f32|f64>   for bench/run.py, which alternates with
+//                PyTorch (bench/torch_models.py speaks the same): reads lines "N",
+//                answers N times in us on one line; "mem" answers
+//                "<VmHWM kB> <VmRSS kB at start>" (peak memory, and the baseline)
+//
+// OpenBLAS runs one thread (ATTN_BLAS_THREADS to change it).
+#include "attn.hpp"
+#include "core/blas.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <memory>
+#include <string>
+
+using attn::Index;
+using attn::Tensor;
+
+namespace {
+
+constexpr std::size_t kBatch = 32, kLen = 20, kVocab = 32, kDim = 128;
+
+// Token ids in [4, kVocab): no <pad>, <bos>, <eos> or <unk>.
+Index random_tokens(attn::Generator& gen) {
+  Tensor u = attn::rand({kBatch, kLen}, attn::Dtype::Float64, gen);
+  Index ids = Index::from_shape({kBatch, kLen});
+  for (std::size_t i = 0; i < ids.size(); ++i)
+    ids.flat(i) = 4 + static_cast<std::int64_t>(u.data<double>().flat(i) * (kVocab - 4));
+  return ids;
+}
+
+// What every workload is: something to run once per call.
+using Work = std::function<void()>;
+
+// A training step of a Seq2Seq model on fixed random batches: forward, cross-entropy, backward, Adam.
+struct TrainStep {
+  explicit TrainStep(std::unique_ptr<attn::models::Seq2Seq> m) : model(std::move(m)), adam(model->parameters()) {
+    attn::Generator gen(1);
+    src = random_tokens(gen);
+    tgt_out = random_tokens(gen);
+    tgt_in = tgt_out;  // <bos> + target[:-1]
+    for (std::size_t b = 0; b < kBatch; ++b) {
+      for (std::size_t t = kLen - 1; t > 0; --t) tgt_in(b, t) = tgt_out(b, t - 1);
+      tgt_in(b, 0) = attn::data::Vocab::bos_id;
+    }
+    targets = tgt_out;
+    targets.reshape({kBatch * kLen});
+  }
+  void operator()() {
+    adam.zero_grad();
+    Tensor logits = model->forward(src, lengths, tgt_in);                                   // [B, T, V]
+    Tensor loss = attn::nn::cross_entropy(attn::reshape(logits, {long(kBatch * kLen), long(kVocab)}), targets,
+                                          attn::data::Vocab::pad_id);
+    loss.backward();
+    adam.step();
+  }
+  std::unique_ptr<attn::models::Seq2Seq> model;
+  attn::nn::Adam adam;
+  Index src, tgt_in, tgt_out, targets;
+  std::vector<std::size_t> lengths = std::vector<std::size_t>(kBatch, kLen);
+};
+
+// Greedy decoding of exactly kLen tokens per sentence.
+struct Decode {
+  explicit Decode(std::unique_ptr<attn::models::Seq2Seq> m) : model(std::move(m)) {
+    attn::Generator gen(2);
+    src = random_tokens(gen);
+    options.max_len = kLen;
+    options.eos_id = -1;  // never produced: every sentence runs the full length
+  }
+  void operator()() { attn::models::greedy_decode(*model, src, lengths, options); }
+  std::unique_ptr<attn::models::Seq2Seq> model;
+  Index src;
+  std::vector<std::size_t> lengths = std::vector<std::size_t>(kBatch, kLen);
+  attn::models::DecodeOptions options;
+};
+
+std::unique_ptr<attn::models::Seq2Seq> transformer(attn::Dtype dtype) {
+  attn::models::TransformerConfig cfg;
+  cfg.src_vocab = cfg.tgt_vocab = kVocab;
+  cfg.d_model = kDim;
+  cfg.nhead = 4;
+  cfg.num_encoder_layers = cfg.num_decoder_layers = 2;
+  cfg.dim_feedforward = 512;
+  cfg.dropout = 0.1;
+  auto model = std::make_unique<attn::models::TransformerSeq2Seq>(cfg);
+  model->to(dtype);
+  return model;
+}
+
+std::unique_ptr<attn::models::Seq2Seq> bahdanau(attn::Dtype dtype) {
+  attn::models::BahdanauConfig cfg;
+  cfg.src_vocab = cfg.tgt_vocab = kVocab;
+  cfg.embed_dim = cfg.encoder_dim = cfg.decoder_dim = cfg.attention_dim = kDim;
+  auto model = std::make_unique<attn::models::BahdanauSeq2Seq>(cfg);
+  model->to(dtype);
+  return model;
+}
+
+// nn::LSTM forward + backward with a fixed grad_output.
+struct LSTMStep {
+  explicit LSTMStep(attn::Dtype dtype) {
+    attn::nn::RNNOptions opt;
+    opt.batch_first = true;
+    lstm = std::make_unique<attn::nn::LSTM>(kDim, kDim, opt);
+    lstm->to(dtype);
+    attn::Generator gen(1);
+    x = attn::randn({kBatch, kLen, kDim}, dtype, gen).requires_grad_(true);
+    grad_output = attn::randn({kBatch, kLen, kDim}, dtype, gen);
+  }
+  void operator()() {
+    lstm->zero_grad();
+    x.zero_grad();
+    (*lstm)(x).output.backward(grad_output);
+  }
+  std::shared_ptr<attn::nn::LSTM> lstm;
+  Tensor x, grad_output;
+};
+
+// A std::function holds a copy: share the workload.
+template <class W>
+Work shared(std::shared_ptr<W> w) {
+  return [w] { (*w)(); };
+}
+
+Work make_work(const std::string& name, attn::Dtype dtype) {
+  attn::manual_seed(0);
+  if (name == "transformer") return shared(std::make_shared<TrainStep>(transformer(dtype)));
+  if (name == "bahdanau") return shared(std::make_shared<TrainStep>(bahdanau(dtype)));
+  if (name == "decode-transformer") return shared(std::make_shared<Decode>(transformer(dtype)));
+  if (name == "decode-bahdanau") return shared(std::make_shared<Decode>(bahdanau(dtype)));
+  if (name == "lstm") return shared(std::make_shared<LSTMStep>(dtype));
+  throw attn::ValueError("model_bench: unknown workload '" + name + "'");
+}
+
+// One call; its time in microseconds.
+double timed(const Work& work) {
+  const auto start = std::chrono::steady_clock::now();
+  work();
+  const auto end = std::chrono::steady_clock::now();
+  return std::chrono::duration<double, std::micro>(end - start).count();
+}
+
+// A line of /proc/self/status such as "VmHWM:  12345 kB", in kB.
+long status_kb(const std::string& key) {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind(key + ":", 0) == 0) return std::atol(line.c_str() + key.size() + 1);
+  return -1;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const long baseline_kb = status_kb("VmRSS");
+  const char* threads = std::getenv("ATTN_BLAS_THREADS");
+  attn::blas::set_num_threads(threads ? std::atoi(threads) : 1);
+  const bool serve = argc > 1 && std::string(argv[1]) == "--serve";
+  if (argc != (serve ? 4 : 3)) {
+    std::cerr << "usage: model_bench [--serve] <transformer|bahdanau|decode-transformer|decode-bahdanau|lstm> "
+                 "<f32|f64>\n";
+    return 2;
+  }
+  const std::string name = argv[serve ? 2 : 1], dtype = argv[serve ? 3 : 2];
+  const Work work = make_work(name, dtype == "f32" ? attn::Dtype::Float32 : attn::Dtype::Float64);
+
+  if (serve) {
+    std::string request;
+    while (std::cin >> request) {
+      if (request == "mem") {
+        std::cout << status_kb("VmHWM") << " " << baseline_kb << std::endl;
+        continue;
+      }
+      const int n = std::stoi(request);
+      for (int i = 0; i < n; ++i) std::cout << (i ? " " : "") << timed(work);
+      std::cout << std::endl;
+    }
+    return 0;
+  }
+
+  for (int i = 0; i < 3; ++i) work();  // warm-up
+  std::vector<double> times;
+  for (int i = 0; i < 30; ++i) times.push_back(timed(work));
+  std::cout << "attn " << name << " " << dtype << ": median " << median(times) / 1000 << " ms, peak RSS "
+            << status_kb("VmHWM") / 1024.0 << " MB\n";
+  return 0;
+}

@@ -1,0 +1,181 @@
+"""Every benchmark of issue 7, attn against PyTorch, in one table (bench/run.sh).
+
+    /usr/bin/python3 bench/run.py <build dir> [rounds]
+
+(a), (b), (e) and the LSTM: for each workload and dtype, three server processes,
+each in its own process so that its peak RSS (VmHWM) is its own:
+  attn     <build>/bench/model_bench --serve <workload> <dtype>   (OpenBLAS 1 thread)
+  torch@2  bench/torch_models.py --serve ... with torch.set_num_threads(2)
+  torch@1  the same with 1 thread
+After one warm-up round, `rounds` rounds each ask every contender in turn for
+CALLS timed calls, so that the machine's other load falls on all alike; the
+table gives the median. (c) and (d): bench/ops_bench (Google Benchmark, best of
+5) and bench/torch_ops.py, run twice in turn; the best of both runs is kept.
+Ratio = attn time / the faster torch time (for rates: the faster torch rate /
+attn's): below 1, attn is faster. This driver imports no torch.
+"""
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PYTHON = "/usr/bin/python3"
+CALLS = 1  # per contender and round: torch@2 can take seconds a call on a loaded machine
+SENTENCES = 32  # the batch that decoding runs
+DTYPES = ("f32", "f64")
+WORKLOADS = (  # name, table label
+    ("transformer", "(a) Transformer train step"),
+    ("bahdanau", "(b) Bahdanau train step"),
+    ("decode-transformer", "(e) Transformer greedy decode"),
+    ("decode-bahdanau", "(e) Bahdanau greedy decode"),
+    ("lstm", "    LSTM fwd+bwd [32,20,128]"),
+)
+CONTENDERS = ("attn", "torch@2", "torch@1")
+
+
+class Server:
+    def __init__(self, argv, env):
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
+
+    def ask(self, request):
+        self.proc.stdin.write(request + "\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        if not line:
+            raise SystemExit("bench: %s stopped" % " ".join(self.proc.args))
+        return [float(v) for v in line.split()]
+
+    def close(self):
+        self.proc.stdin.close()
+        self.proc.wait()
+
+
+def environment(torch_threads=None):
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    if torch_threads:
+        env["ATTN_TORCH_THREADS"] = str(torch_threads)
+    return env
+
+
+def run_workload(build, name, dtype, rounds):
+    """{contender: (median us, peak kB, start kB)}"""
+    servers = {
+        "attn": Server([os.path.join(build, "bench", "model_bench"), "--serve", name, dtype], environment()),
+        "torch@2": Server([PYTHON, os.path.join(HERE, "torch_models.py"), "--serve", name, dtype], environment(2)),
+        "torch@1": Server([PYTHON, os.path.join(HERE, "torch_models.py"), "--serve", name, dtype], environment(1)),
+    }
+    times = {who: [] for who in servers}
+    for r in range(rounds + 1):  # round 0 is the warm-up
+        for who, server in servers.items():
+            got = server.ask(str(CALLS))
+            if r > 0:
+                times[who] += got
+    result = {}
+    for who, server in servers.items():
+        peak, start = server.ask("mem")
+        server.close()
+        result[who] = (statistics.median(times[who]), peak, start)
+    return result
+
+
+def run_ops(build):
+    """(best attn us by Google Benchmark run name, GFLOP/s by name, torch rows, torch threads)"""
+    best, gflops, rows = {}, {}, {}
+    threads = None
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "attn.json")
+        for _ in range(2):
+            subprocess.run([os.path.join(build, "bench", "ops_bench"), "--benchmark_repetitions=5",
+                            "--benchmark_min_time=0.2", "--benchmark_out=" + out, "--benchmark_out_format=json"],
+                           env=environment(), check=True, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
+            for b in json.load(open(out))["benchmarks"]:
+                if b.get("run_type") != "iteration":
+                    continue
+                t = b["real_time"] * {"us": 1.0, "ms": 1e3, "ns": 1e-3}[b["time_unit"]]
+                if t < best.get(b["run_name"], float("inf")):
+                    best[b["run_name"]] = t
+                    if "GFLOPS" in b:
+                        gflops[b["run_name"]] = b["GFLOPS"]
+            got = json.loads(subprocess.run([PYTHON, os.path.join(HERE, "torch_ops.py")], env=environment(),
+                                            check=True, stdout=subprocess.PIPE, text=True).stdout)
+            threads = got["threads"]
+            for key, v in got["rows"].items():
+                better = max if "gflops" in key else min
+                rows[key] = better(v, rows.get(key, v))
+    return best, gflops, rows, threads
+
+
+def machine():
+    cpu = "unknown CPU"
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    return "%s, %d cores, %s" % (cpu, os.cpu_count(), platform.platform())
+
+
+def torch_version():
+    return subprocess.run([PYTHON, "-c", "import torch; print(torch.__version__)"], stdout=subprocess.PIPE,
+                          text=True).stdout.strip()
+
+
+ROW = "| %-32s | %-5s | %-7s | %9s | %9s | %9s | %6s | %s |"
+
+
+def main():
+    build = sys.argv[1] if len(sys.argv) > 1 else "build"
+    rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 10
+    started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    models = {(name, dt): run_workload(build, name, dt, rounds) for name, _ in WORKLOADS for dt in DTYPES}
+    best, gflops, rows, torch_threads = run_ops(build)
+
+    print("attn vs PyTorch %s, %s, %s; load average %s" % (torch_version(), started, machine(),
+                                                          " ".join("%.1f" % v for v in os.getloadavg())))
+    print("threads: attn OpenBLAS 1 (OPENBLAS_NUM_THREADS=1); torch.set_num_threads(2) [torch@2] and (1) "
+          "[torch@1], OPENBLAS_NUM_THREADS=MKL_NUM_THREADS=1")
+    print("models: median of %d calls, alternating attn / torch@2 / torch@1 in %d rounds after a warm-up round; "
+          "ops: best of 2 x 5 repetitions" % (rounds * CALLS, rounds))
+    print("ratio = attn / the faster torch (time; for rates the inverse): below 1, attn is faster")
+    print()
+    print(ROW % ("benchmark", "dtype", "unit", "attn", "torch@2", "torch@1", "ratio", "notes"))
+    print(ROW % ("-" * 32, "-" * 5, "-" * 7, "-" * 9, "-" * 9, "-" * 9, "-" * 6, "-" * 12))
+    for name, label in WORKLOADS:
+        for dt in DTYPES:
+            r = models[(name, dt)]
+            med = {who: r[who][0] for who in CONTENDERS}
+            ratio = med["attn"] / min(med["torch@2"], med["torch@1"])
+            mem = "peak RSS MB attn %.0f (%+.0f from start), torch@2 %.0f (%+.0f)" % (
+                r["attn"][1] / 1024, (r["attn"][1] - r["attn"][2]) / 1024,
+                r["torch@2"][1] / 1024, (r["torch@2"][1] - r["torch@2"][2]) / 1024)
+            if name.startswith("decode"):
+                rate = {who: SENTENCES / (med[who] * 1e-6) for who in CONTENDERS}
+                print(ROW % (label, dt, "sent/s", "%.0f" % rate["attn"], "%.0f" % rate["torch@2"],
+                             "%.0f" % rate["torch@1"], "%.2f" % ratio, mem))
+            else:
+                print(ROW % (label, dt, "ms", "%.2f" % (med["attn"] / 1e3), "%.2f" % (med["torch@2"] / 1e3),
+                             "%.2f" % (med["torch@1"] / 1e3), "%.2f" % ratio, mem))
+    for op in ("add", "tanh", "softmax", "matmul128"):
+        for dt in DTYPES:
+            key = op + "/" + dt
+            a, raw = best[key + "/attn"], best[key + "/raw"]
+            t2, t1 = rows[key + "@2"], rows[key + "@1"]
+            print(ROW % ("(c) %s fwd+bwd 32x128" % op, dt, "us", "%.2f" % a, "%.2f" % t2, "%.2f" % t1,
+                         "%.2f" % (a / min(t1, t2)), "raw %.2f us, overhead %.2f us" % (raw, a - raw)))
+    for n in (512, 1024):
+        for dt in DTYPES:
+            key = "gemm%d/%s" % (n, dt)
+            a, raw = gflops[key + "/attn"], gflops[key + "/raw"]
+            t2, t1 = rows[key + "/gflops@2"], rows[key + "/gflops@1"]
+            print(ROW % ("(d) matmul %dx%d" % (n, n), dt, "GFLOP/s", "%.1f" % a, "%.1f" % t2, "%.1f" % t1,
+                         "%.2f" % (max(t1, t2) / a), "raw OpenBLAS gemm %.1f: attn at %.0f%%" % (raw, 100 * a / raw)))
+
+
+if __name__ == "__main__":
+    main()
