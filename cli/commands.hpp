@@ -1,6 +1,7 @@
 // The `attn` command line: one function per command, registered in main.cpp.
 #pragma once
 
+#include "grid.hpp"
 #include "run_dir.hpp"
 #include "task.hpp"
 

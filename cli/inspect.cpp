@@ -48,7 +48,13 @@ void add_eval_command(CLI::App& app) {
   cmd->add_option("--checkpoint", *dir, "a directory written by attn train")->required();
   cmd->callback([dir] {
     Run run = load_run(*dir);
-    TaskData task = make_task(run.config.at("task"), run.config.at("seed"));
+    if (run.is_grid()) return eval_grid(run);
+    TaskData task;
+    try {
+      task = make_task(run.config.at("task"), run.config.at("seed"));
+    } catch (const std::exception& e) {
+      throw IOError(*dir + "/config.json: its task cannot be rebuilt: " + e.what());
+    }
     models::Evaluation e = models::evaluate(*run.model, task.split.test, run.src_vocab, run.tgt_vocab);
     std::printf("%zu test sentences: exact match %.1f%%, token accuracy %.1f%%, loss %.4f\n", e.overall.sentences,
                 100 * e.overall.exact_match(), 100 * e.overall.token_accuracy(), e.loss);
@@ -72,9 +78,19 @@ void add_translate_command(CLI::App& app) {
   cmd->add_option("--checkpoint", o->dir)->required();
   cmd->add_option("--beam", o->beam, "beam size (1: greedy)")->check(CLI::Range(1, 64))->capture_default_str();
   cmd->add_flag("--show-attention", o->show, "print each translation's attention as a terminal heatmap");
-  cmd->add_option("text", o->texts, "the sentences")->required();
+  cmd->add_option("text", o->texts, "the sentences (for the grid captioner: scenes, e.g. \"red square top left\")")
+      ->required();
   cmd->callback([o] {
     Run run = load_run(o->dir);
+    if (run.is_grid()) {  // the texts are scenes, captioned greedily
+      if (o->beam > 1) throw ValueError("translate: the grid captioner decodes greedily only (no --beam)");
+      for (const auto& scene : o->texts) {
+        const GridCaption caption = caption_scene(run, scene);
+        std::cout << scene << "  ->  " << caption.text << "\n";
+        if (o->show) std::cout << viz::terminal_grids(caption.attention, caption.words) << "\n";
+      }
+      return;
+    }
     std::vector<data::Tokens> inputs;
     for (const auto& t : o->texts) inputs.push_back(tokenize(run.config.at("task"), t));
     auto hyps = translate(run, inputs, o->beam);
@@ -98,9 +114,18 @@ void add_heatmap_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("heatmap", "Write the attention of one translation as an SVG heatmap");
   cmd->add_option("--checkpoint", o->dir)->required();
   cmd->add_option("--out", o->out, "the SVG file to write")->required();
-  cmd->add_option("text", o->text, "the sentence")->required();
+  cmd->add_option("text", o->text, "the sentence (for the grid captioner: a scene, e.g. \"red square top left\")")
+      ->required();
   cmd->callback([o] {
     Run run = load_run(o->dir);
+    if (run.is_grid()) {  // where the captioner looked for each word, one 3x3 grid per word
+      const GridCaption caption = caption_scene(run, o->text);
+      viz::HeatmapOptions options;
+      options.title = o->text + "  ->  " + caption.text;
+      viz::save_text(o->out, viz::attention_grids_svg(caption.attention, caption.words, options));
+      std::cout << "wrote " << o->out << "\n";
+      return;
+    }
     const std::string name = run.model->main_attention();
     if (name.empty()) throw ValueError("heatmap: this model (" + run.model->type_name() + ") has no attention to draw");
     const data::Tokens input = tokenize(run.config.at("task"), o->text);

@@ -1,10 +1,40 @@
 // attn: train any chapter's model on any task, watch it learn, and see where it attends.
 //   attn demo | train | eval | translate | heatmap | graph   (--help on each)
+//
+// Exit status: 0 on success, 1 when a command fails (a missing or corrupted
+// checkpoint, unknown tokens, a malformed corpus...), 2 for a bad command line.
+// Either way the error is ONE line on standard error, starting "attn: error:".
 #include "commands.hpp"
 
 #include "../core/blas.hpp"
 
+#include <algorithm>
 #include <iostream>
+
+namespace {
+
+// Error messages of the library may span lines (e.g. every mismatched weight of a
+// checkpoint): the command line prints them as one line.
+std::string one_line(std::string message) {
+  while (!message.empty() && (message.back() == '\n' || message.back() == ' ')) message.pop_back();
+  std::string out;
+  for (std::size_t i = 0; i < message.size(); ++i) {
+    if (message[i] != '\n') {
+      out += message[i];
+      continue;
+    }
+    while (i + 1 < message.size() && message[i + 1] == ' ') ++i;  // the indent of the next line
+    out += out.empty() || out.back() == ':' ? " " : "; ";
+  }
+  return out;
+}
+
+int fail(const std::string& message, int status) {
+  std::cerr << "attn: error: " << one_line(message) << std::endl;
+  return status;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   // The course's matrices are small: OpenBLAS's thread pool costs more than it
@@ -18,13 +48,27 @@ int main(int argc, char** argv) {
   attn::cli::add_translate_command(app);
   attn::cli::add_heatmap_command(app);
   attn::cli::add_graph_command(app);
+
+  // `attn trian`: CLI11 would only say "A subcommand is required".
+  if (argc > 1 && argv[1][0] != '-') {
+    std::string names;
+    bool known = false;
+    const CLI::App& top = app;
+    for (const CLI::App* sub : top.get_subcommands(std::function<bool(const CLI::App*)>{})) {
+      known = known || sub->get_name() == argv[1];
+      names += (names.empty() ? "" : ", ") + sub->get_name();
+    }
+    if (!known) return fail(std::string("unknown command '") + argv[1] + "' (commands: " + names + "; see attn --help)", 2);
+  }
   try {
     app.parse(argc, argv);  // runs the chosen command's callback
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);  // --help exits 0; bad flags print one line and exit non-zero
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help: the help text, exit status 0
+    return fail(std::string(e.what()) + " (see --help)", 2);
   } catch (const std::exception& e) {
-    std::cerr << "attn: error: " << e.what() << std::endl;
-    return 1;
+    return fail(e.what(), 1);
+  } catch (...) {
+    return fail("an unexpected error (not a std::exception)", 1);
   }
   return 0;
 }

@@ -55,13 +55,17 @@ void ProgressBar::update(std::size_t step, double loss, double accuracy) {
   const std::size_t decile = total_ ? 10 * step / total_ : 10;
   if (decile > last_printed_decile_) {
     last_printed_decile_ = decile;
+    last_printed_step_ = step;
     std::cout << line(step) << std::endl;
   }
 }
 
 void ProgressBar::finish() {
   if (tty_) std::cout << "\r" << line(last_step_) << "\x1b[K" << std::endl;
-  else if (10 * last_step_ / (total_ ? total_ : 1) < 10) std::cout << line(last_step_) << std::endl;
+  else if (last_step_ != last_printed_step_) {  // not printed yet (an evaluation or the end comes next)
+    last_printed_step_ = last_step_;
+    std::cout << line(last_step_) << std::endl;
+  }
 }
 
 }  // namespace attn::cli

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 namespace attn::cli {
@@ -22,7 +23,7 @@ class ProgressBar {
 
  private:
   std::string line(std::size_t step) const;
-  std::size_t total_, start_, last_step_ = 0, last_printed_decile_ = 0;
+  std::size_t total_, start_, last_step_ = 0, last_printed_decile_ = 0, last_printed_step_ = SIZE_MAX;
   double loss_ = 0, accuracy_ = 0;
   bool tty_;
   std::chrono::steady_clock::time_point started_, last_draw_;

@@ -1,5 +1,9 @@
 #include "task.hpp"
 
+#include "grid.hpp"
+
+#include <filesystem>
+
 namespace attn::cli {
 
 namespace {
@@ -16,11 +20,11 @@ nlohmann::json default_task_config(const std::string& task) {
   if (task == "copy" || task == "reverse" || task == "sort")
     return {{"name", task}, {"vocab_size", 10}, {"min_length", 5}, {"max_length", 15}, {"n_train", 20000}, {"n_test", 500}};
   if (task == "dates") return {{"name", "dates"}, {"n_train", 20000}, {"n_test", 1000}};
-  if (ends_with(task, ".tsv") || ends_with(task, ".txt"))
-    return {{"name", "tsv"},    {"file", task},      {"char_level", false}, {"lowercase", true},
-            {"max_length", 12}, {"test_fraction", 0.05}, {"skip_malformed", true}};
-  if (task == "grid")
-    throw ValueError("task 'grid' goes with --model grid (the captioner of chapter 4), not with a sequence model");
+  if (ends_with(task, ".tsv") || ends_with(task, ".txt"))  // absolute: eval may run from another folder
+    return {{"name", "tsv"},    {"file", std::filesystem::absolute(task).lexically_normal().string()},
+            {"char_level", false}, {"lowercase", true}, {"max_length", 12}, {"test_fraction", 0.05},
+            {"skip_malformed", false}};
+  if (task == "grid") return default_grid_task_config();
   throw ValueError("unknown task '" + task + "' (tasks: copy, reverse, sort, dates, grid, or a FILE.tsv)");
 }
 
@@ -39,7 +43,18 @@ TaskData make_task(const nlohmann::json& config, std::uint64_t seed) {
     options.lowercase = config.value("lowercase", true);
     options.max_length = config.value("max_length", 0);
     options.skip_malformed = config.value("skip_malformed", true);
-    data::Corpus corpus = data::load_tsv(config.at("file"), options);
+    data::Corpus corpus;
+    try {
+      corpus = data::load_tsv(config.at("file"), options);
+    } catch (const IOError& e) {  // name the command line's flag, not the library's option
+      std::string message = e.what();
+      const auto hint = message.find("skip_malformed skips");
+      if (hint != std::string::npos) message.replace(hint, 14, "attn train --skip-malformed");
+      throw IOError(message);
+    }
+    if (corpus.malformed)
+      t.warning = std::to_string(corpus.malformed) + " malformed lines skipped (the first: line " +
+                  std::to_string(corpus.malformed_lines.front()) + ")";
     if (corpus.pairs.size() < 2)
       throw IOError(std::string(config.at("file")) + ": fewer than 2 usable sentence pairs (" +
                     std::to_string(corpus.malformed) + " malformed lines skipped)");
@@ -53,6 +68,8 @@ TaskData make_task(const nlohmann::json& config, std::uint64_t seed) {
       (i + n_test < order.size() ? t.split.train : t.split.test).push_back(corpus.pairs[order[i]]);
     t.src_vocab = data::Vocab::build(data::sources(t.split.train));
     t.tgt_vocab = data::Vocab::build(data::targets(t.split.train));
+  } else if (name == "grid") {
+    throw ValueError("task 'grid' goes with --model grid (the captioner of chapter 4), not with a sequence model");
   } else {
     data::SequenceTaskOptions options;
     options.vocab_size = config.at("vocab_size");

@@ -2,7 +2,9 @@
 // can say what it was trained on:
 //   {"name": "reverse", "vocab_size": 10, "min_length": 5, "max_length": 15, "n_train": 20000, "n_test": 500}
 //   {"name": "dates", "n_train": 20000, "n_test": 1000}
-//   {"name": "tsv", "file": "fra.txt", "char_level": false, "lowercase": true, "max_length": 10, ...}
+//   {"name": "tsv", "file": "/abs/path/fra.txt", "char_level": false, "lowercase": true, "max_length": 10,
+//    "skip_malformed": false, ...}   (a malformed line is an error naming its number, unless skipped)
+//   {"name": "grid", ...}   chapter 4's captioned grids: cli/grid.hpp
 #pragma once
 
 #include "../attn.hpp"
@@ -21,12 +23,14 @@ struct TaskData {
   nlohmann::json config;       // with every default filled in
   data::Split split;           // train and test, disjoint
   data::Vocab src_vocab, tgt_vocab;
+  std::string warning;         // e.g. the malformed lines of a corpus that were skipped
 };
 
-// The config for --task NAME: copy, reverse, sort, dates, or a .tsv file.
+// The config for --task NAME: copy, reverse, sort, dates, grid, or a .tsv file.
 nlohmann::json default_task_config(const std::string& task);
 
-// Generates (or loads) the examples; the split is reproducible from `seed`.
+// Generates (or loads) the examples of a sequence task (not grid); the split is
+// reproducible from `seed`.
 TaskData make_task(const nlohmann::json& config, std::uint64_t seed);
 
 // How a user's sentence is cut into tokens for this task: characters for

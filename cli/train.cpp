@@ -31,6 +31,7 @@ TrainResult train_run(nlohmann::json config, const std::string& out, bool resume
   const std::uint64_t seed = config.at("seed");
   manual_seed(seed);
   TaskData task = make_task(config.at("task"), seed);
+  if (!task.warning.empty()) std::cout << "warning: " << task.warning << std::endl;
   std::unique_ptr<models::Seq2Seq> model =
       models::make_model(config.at("model"), task.src_vocab.size(), task.tgt_vocab.size());
   if (config.value("dtype", "float32") == "float32") model->to(Dtype::Float32);
@@ -78,6 +79,13 @@ TrainResult train_run(nlohmann::json config, const std::string& out, bool resume
   return result;
 }
 
+// CLI11 2.1 reads "--steps -1" into a std::size_t as 2^64 - 1: refuse negative counts.
+const CLI::Validator kCount(
+    [](std::string& text) {
+      return !text.empty() && text[0] == '-' ? "expected a whole number >= 0, got " + text : std::string();
+    },
+    "", "count");
+
 void add_train_command(CLI::App& app) {
   struct Options {
     std::string model = "bahdanau", task = "reverse", out, resume, dtype = "float32";
@@ -86,44 +94,68 @@ void add_train_command(CLI::App& app) {
     std::uint64_t seed = 1;
     std::vector<std::string> settings;
     std::size_t min_length = 0, max_length = 0, n_train = 0;
+    bool skip_malformed = false;
   };
   auto o = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand("train", "Train a chapter's model on a task; checkpoints go to --out");
-  cmd->add_option("--model", o->model, "seq2seq, bahdanau, luong, luong-local or transformer")->capture_default_str();
-  cmd->add_option("--task", o->task, "copy, reverse, sort, dates, or a FILE.tsv of source<TAB>target lines")
+  cmd->add_option("--model", o->model, "seq2seq, bahdanau, luong, luong-local, transformer, or grid (with --task grid)")
       ->capture_default_str();
-  cmd->add_option("--steps", o->steps, "optimizer steps in all")->capture_default_str();
-  cmd->add_option("--batch-size", o->batch_size)->capture_default_str();
+  cmd->add_option("--task", o->task, "copy, reverse, sort, dates, grid, or a FILE.tsv of source<TAB>target lines")
+      ->capture_default_str();
+  cmd->add_option("--steps", o->steps, "optimizer steps in all")->check(kCount)->capture_default_str();
+  cmd->add_option("--batch-size", o->batch_size)->check(kCount)->capture_default_str();
   cmd->add_option("--lr", o->lr, "Adam's learning rate")->capture_default_str();
   cmd->add_option("--clip", o->clip, "max gradient norm (0: off)")->capture_default_str();
   cmd->add_option("--label-smoothing", o->label_smoothing)->capture_default_str();
-  cmd->add_option("--eval-every", o->eval_every, "steps between evaluations")->capture_default_str();
-  cmd->add_option("--checkpoint-every", o->checkpoint_every, "steps between checkpoints")->capture_default_str();
+  cmd->add_option("--eval-every", o->eval_every, "steps between evaluations (grid: at the end only)")
+      ->check(kCount)->capture_default_str();
+  cmd->add_option("--checkpoint-every", o->checkpoint_every, "steps between checkpoints (grid: at the end only)")
+      ->check(kCount)->capture_default_str();
   cmd->add_option("--dtype", o->dtype, "float32 (fast) or float64")->check(CLI::IsMember({"float32", "float64"}))
       ->capture_default_str();
-  cmd->add_option("--min-length", o->min_length, "shortest source (copy/reverse/sort)");
-  cmd->add_option("--max-length", o->max_length, "longest source (copy/reverse/sort)");
-  cmd->add_option("--n-train", o->n_train, "training examples to generate");
+  cmd->add_option("--min-length", o->min_length, "shortest source (copy/reverse/sort)")->check(kCount);
+  cmd->add_option("--max-length", o->max_length, "longest source (copy/reverse/sort; FILE.tsv: longer pairs dropped)")
+      ->check(kCount);
+  cmd->add_option("--n-train", o->n_train, "training examples to generate")->check(kCount);
+  cmd->add_flag("--skip-malformed", o->skip_malformed, "FILE.tsv: skip malformed lines instead of stopping at the first");
   cmd->add_option("--set", o->settings, "a model setting KEY=VALUE, e.g. --set decoder_dim=128 (repeatable)");
-  cmd->add_option("--seed", o->seed)->capture_default_str();
+  cmd->add_option("--seed", o->seed)->check(kCount)->capture_default_str();
   cmd->add_option("--out", o->out, "the checkpoint directory");
   cmd->add_option("--resume", o->resume, "continue the run in this checkpoint directory (to --steps)");
   cmd->callback([o, cmd] {
     if (!o->resume.empty()) {
+      // The run continues as its config.json says: only the number of steps may change.
+      for (const char* flag : {"--model", "--task", "--set", "--batch-size", "--lr", "--clip", "--label-smoothing",
+                               "--dtype", "--min-length", "--max-length", "--n-train", "--seed", "--out",
+                               "--skip-malformed", "--eval-every", "--checkpoint-every"})
+        if (cmd->count(flag))
+          throw ValueError(std::string("train --resume: ") + flag +
+                           " cannot change a run (it continues as its config.json describes; only --steps may change)");
       nlohmann::json config = read_json(o->resume + "/config.json");
+      if (!config.is_object() || !config.contains("train") || !config.contains("model"))
+        throw IOError(o->resume + "/config.json: not an attn checkpoint description");
+      if (config["model"].value("model", "") == "grid")
+        throw ValueError("train --resume: the grid captioner's training cannot resume (models/grid_train keeps no "
+                         "optimizer state); train again with more --steps");
       if (cmd->count("--steps")) config["train"]["steps"] = o->steps;
       const TrainResult r = train_run(config, o->resume, true);
       std::printf("exact match on the test set: %.1f%%\n", 100 * r.evaluation.overall.exact_match());
       return;
     }
     if (o->out.empty()) throw ValueError("train: --out DIR is required (where checkpoints go)");
-    nlohmann::json model = models::default_model_config(o->model);
+    if ((o->model == "grid") != (o->task == "grid"))
+      throw ValueError(o->model == "grid" ? "--model grid (the captioner of chapter 4) trains on --task grid only"
+                                          : "task 'grid' goes with --model grid (the captioner of chapter 4), not "
+                                            "with a sequence model");
+    nlohmann::json model = o->model == "grid" ? default_grid_model_config() : models::default_model_config(o->model);
     for (const auto& s : o->settings) apply_setting(model, s);
-    models::make_model(model, 8, 8);  // checks the settings before any data is made
     nlohmann::json task = default_task_config(o->task);
+    if (o->model == "grid") make_grid_model(model, 8, task);  // checks the settings before any data is made
+    else models::make_model(model, 8, 8);
     if (o->min_length) task["min_length"] = o->min_length;
     if (o->max_length) task["max_length"] = o->max_length;
     if (o->n_train) task["n_train"] = o->n_train;
+    if (o->skip_malformed) task["skip_malformed"] = true;
     nlohmann::json config = {{"model", model}, {"task", task}, {"seed", o->seed}, {"dtype", o->dtype},
                              {"train",
                               {{"steps", o->steps},
@@ -133,6 +165,7 @@ void add_train_command(CLI::App& app) {
                                {"label_smoothing", o->label_smoothing},
                                {"eval_every", o->eval_every},
                                {"checkpoint_every", o->checkpoint_every}}}};
+    if (o->model == "grid") return train_grid_run(config, o->out);
     const TrainResult r = train_run(config, o->out, false);
     std::printf("exact match on the test set: %.1f%%  (checkpoint: %s)\n", 100 * r.evaluation.overall.exact_match(),
                 o->out.c_str());

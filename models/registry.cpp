@@ -5,6 +5,8 @@
 #include "seq2seq_plain.hpp"
 #include "transformer_seq2seq.hpp"
 
+#include <type_traits>
+
 namespace attn::models {
 
 namespace {
@@ -22,6 +24,12 @@ class Fields {
   void read(const char* key, T& value) {
     known_.push_back(key);
     if (!config_.contains(key)) return;
+    const json& v = config_.at(key);
+    // json's get<std::size_t>() turns -4 into 2^64 - 4 and 2.5 into 2: sizes must be whole numbers >= 0.
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
+      if (!v.is_number_integer() || (std::is_unsigned_v<T> && v.get<std::int64_t>() < 0))
+        throw ValueError("model config of '" + model_ + "': field '" + key + "' must be a whole number" +
+                         (std::is_unsigned_v<T> ? " >= 0" : "") + ", got " + v.dump());
     try {
       value = config_.at(key).get<T>();
     } catch (const json::exception&) {

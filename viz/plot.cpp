@@ -12,36 +12,6 @@ namespace attn::viz {
 
 namespace {
 
-// Text safe inside SVG: "<bos>" must not become a tag.
-std::string escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
-
-// The viridis colour map at t in [0, 1], interpolated between 6 stops.
-std::string viridis(double t) {
-  static const double stops[6][3] = {{68, 1, 84},    {65, 68, 135},  {42, 120, 142},
-                                     {34, 168, 132}, {122, 209, 81}, {253, 231, 37}};
-  if (!(t >= 0)) t = 0;  // also maps NaN to the low end
-  t = std::min(t, 1.0) * 5;
-  const int i = std::min(static_cast<int>(t), 4);
-  const double f = t - i;
-  char buf[8];
-  std::snprintf(buf, sizeof buf, "#%02x%02x%02x", static_cast<int>(stops[i][0] + f * (stops[i + 1][0] - stops[i][0])),
-                static_cast<int>(stops[i][1] + f * (stops[i + 1][1] - stops[i][1])),
-                static_cast<int>(stops[i][2] + f * (stops[i + 1][2] - stops[i][2])));
-  return buf;
-}
-
 const char* kSeriesColours[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2"};
 
 // Tick positions at 1, 2 or 5 times a power of ten, about `count` of them.
@@ -76,6 +46,34 @@ std::size_t display_width(const std::string& s) {  // UTF-8 code points, not byt
 
 }  // namespace
 
+std::string escape_xml(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string viridis(double t) {  // interpolated between 6 stops
+  static const double stops[6][3] = {{68, 1, 84},    {65, 68, 135},  {42, 120, 142},
+                                     {34, 168, 132}, {122, 209, 81}, {253, 231, 37}};
+  if (!(t >= 0)) t = 0;  // also maps NaN to the low end
+  t = std::min(t, 1.0) * 5;
+  const int i = std::min(static_cast<int>(t), 4);
+  const double f = t - i;
+  char buf[8];
+  std::snprintf(buf, sizeof buf, "#%02x%02x%02x", static_cast<int>(stops[i][0] + f * (stops[i + 1][0] - stops[i][0])),
+                static_cast<int>(stops[i][1] + f * (stops[i + 1][1] - stops[i][1])),
+                static_cast<int>(stops[i][2] + f * (stops[i + 1][2] - stops[i][2])));
+  return buf;
+}
+
 std::string format_number(double v) {
   std::ostringstream os;
   os.precision(3);
@@ -101,7 +99,7 @@ std::string heatmap_svg(const xt::xarray<double>& values, const std::vector<std:
       << "\" font-family=\"DejaVu Sans, Arial, sans-serif\" font-size=\"12\">\n"
       << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
   if (!o.title.empty())
-    svg << "<text x=\"" << width / 2 << "\" y=\"22\" text-anchor=\"middle\" font-size=\"15\">" << escape(o.title)
+    svg << "<text x=\"" << width / 2 << "\" y=\"22\" text-anchor=\"middle\" font-size=\"15\">" << escape_xml(o.title)
         << "</text>\n";
   const double span = o.vmax > o.vmin ? o.vmax - o.vmin : 1.0;
   for (std::size_t r = 0; r < rows; ++r)
@@ -109,8 +107,8 @@ std::string heatmap_svg(const xt::xarray<double>& values, const std::vector<std:
       const double v = values(r, c);
       const int x = left + o.cell * static_cast<int>(c), y = top + o.cell * static_cast<int>(r);
       svg << "<rect x=\"" << x << "\" y=\"" << y << "\" width=\"" << o.cell << "\" height=\"" << o.cell
-          << "\" fill=\"" << viridis((v - o.vmin) / span) << "\"><title>" << escape(row_labels[r]) << " / "
-          << escape(col_labels[c]) << ": " << format_number(v) << "</title></rect>\n";
+          << "\" fill=\"" << viridis((v - o.vmin) / span) << "\"><title>" << escape_xml(row_labels[r]) << " / "
+          << escape_xml(col_labels[c]) << ": " << format_number(v) << "</title></rect>\n";
       if (o.show_values)
         svg << "<text x=\"" << x + o.cell / 2 << "\" y=\"" << y + o.cell / 2 + 4
             << "\" text-anchor=\"middle\" font-size=\"9\" fill=\"" << ((v - o.vmin) / span > 0.6 ? "black" : "white")
@@ -118,14 +116,14 @@ std::string heatmap_svg(const xt::xarray<double>& values, const std::vector<std:
     }
   for (std::size_t r = 0; r < rows; ++r)  // row labels, right-aligned left of the grid
     svg << "<text x=\"" << left - 6 << "\" y=\"" << top + o.cell * static_cast<int>(r) + o.cell / 2 + 4
-        << "\" text-anchor=\"end\">" << escape(row_labels[r]) << "</text>\n";
+        << "\" text-anchor=\"end\">" << escape_xml(row_labels[r]) << "</text>\n";
   for (std::size_t c = 0; c < cols; ++c) {  // column labels, rotated above the grid
     const int x = left + o.cell * static_cast<int>(c) + o.cell / 2 + 4;
     svg << "<text x=\"" << x << "\" y=\"" << top - 6 << "\" transform=\"rotate(-60 " << x << " " << top - 6
-        << ")\">" << escape(col_labels[c]) << "</text>\n";
+        << ")\">" << escape_xml(col_labels[c]) << "</text>\n";
   }
   svg << "<text x=\"" << left + grid_w / 2 << "\" y=\"" << top + grid_h + 22 << "\" text-anchor=\"middle\">"
-      << escape(o.x_label) << " (columns) / " << escape(o.y_label) << " (rows)</text>\n";
+      << escape_xml(o.x_label) << " (columns) / " << escape_xml(o.y_label) << " (rows)</text>\n";
   const int bar_h = 120;  // colour bar: vmax at the top, vmin at the bottom
   for (int i = 0; i < 20; ++i)
     svg << "<rect x=\"" << bar_x << "\" y=\"" << top + i * bar_h / 20 << "\" width=\"14\" height=\"" << bar_h / 20 + 1
@@ -166,7 +164,7 @@ std::string line_plot_svg(const std::vector<Series>& series, const LinePlotOptio
       << "\" font-family=\"DejaVu Sans, Arial, sans-serif\" font-size=\"12\">\n"
       << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
   if (!o.title.empty())
-    svg << "<text x=\"" << o.width / 2 << "\" y=\"22\" text-anchor=\"middle\" font-size=\"15\">" << escape(o.title)
+    svg << "<text x=\"" << o.width / 2 << "\" y=\"22\" text-anchor=\"middle\" font-size=\"15\">" << escape_xml(o.title)
         << "</text>\n";
   for (double t : xt)
     svg << "<line x1=\"" << px(t) << "\" y1=\"" << top << "\" x2=\"" << px(t) << "\" y2=\"" << top + ph
@@ -179,9 +177,9 @@ std::string line_plot_svg(const std::vector<Series>& series, const LinePlotOptio
   svg << "<rect x=\"" << left << "\" y=\"" << top << "\" width=\"" << pw << "\" height=\"" << ph
       << "\" fill=\"none\" stroke=\"#333\"/>\n"
       << "<text x=\"" << left + pw / 2 << "\" y=\"" << o.height - 10 << "\" text-anchor=\"middle\">"
-      << escape(o.x_label) << "</text>\n"
+      << escape_xml(o.x_label) << "</text>\n"
       << "<text x=\"16\" y=\"" << top + ph / 2 << "\" text-anchor=\"middle\" transform=\"rotate(-90 16 "
-      << top + ph / 2 << ")\">" << escape(o.y_label) << "</text>\n";
+      << top + ph / 2 << ")\">" << escape_xml(o.y_label) << "</text>\n";
   for (std::size_t k = 0; k < series.size(); ++k) {
     const auto& s = series[k];
     const char* colour = kSeriesColours[k % 7];
@@ -197,7 +195,7 @@ std::string line_plot_svg(const std::vector<Series>& series, const LinePlotOptio
     const int ly = top + 14 + 16 * static_cast<int>(k);  // legend, top right inside the plot
     svg << "<line x1=\"" << left + pw - 150 << "\" y1=\"" << ly - 4 << "\" x2=\"" << left + pw - 130 << "\" y2=\""
         << ly - 4 << "\" stroke=\"" << colour << "\" stroke-width=\"2\"/>\n<text x=\"" << left + pw - 124
-        << "\" y=\"" << ly << "\">" << escape(s.name) << "</text>\n";
+        << "\" y=\"" << ly << "\">" << escape_xml(s.name) << "</text>\n";
   }
   svg << "</svg>\n";
   return svg.str();

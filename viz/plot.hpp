@@ -51,6 +51,18 @@ std::string line_plot_svg(const std::vector<Series>& series, const LinePlotOptio
 std::string terminal_heatmap(const xt::xarray<double>& values, const std::vector<std::string>& row_labels,
                              const std::vector<std::string>& col_labels);
 
+// Attention over a grid (chapter 4), one small grid per generated word:
+// weights [T, rows, cols], words the T words. Same colour scale as heatmap_svg.
+std::string attention_grids_svg(const xt::xarray<double>& weights, const std::vector<std::string>& words,
+                                const HeatmapOptions& options = {});
+// The same for a terminal: the grids side by side, each word under its grid.
+std::string terminal_grids(const xt::xarray<double>& weights, const std::vector<std::string>& words);
+
+// The viridis colour ("#rrggbb") at t in [0, 1] (dark blue to yellow).
+std::string viridis(double t);
+// Text safe inside SVG/XML: "<bos>" -> "&lt;bos&gt;".
+std::string escape_xml(const std::string& text);
+
 // Writes text to a file atomically enough for plots; throws attn::IOError on failure.
 void save_text(const std::string& path, const std::string& text);
 
