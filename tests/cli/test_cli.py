@@ -1,0 +1,349 @@
+#!/usr/bin/python3
+"""The `attn` command line, run as a user runs it: one subprocess per command.
+
+    /usr/bin/python3 tests/cli/test_cli.py build/cli/attn [-v] [TestName...]
+
+Standard library only (unittest, subprocess, zipfile, xml). Tiny models and
+few steps: the whole file takes seconds. Every failure must be ONE line on
+standard error starting "attn: error:", with a non-zero exit status, never a
+crash, a stack trace or "terminate called".
+"""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+import xml.etree.ElementTree as ET
+import zipfile
+
+ATTN = None  # the executable, from the command line
+SVG = "{http://www.w3.org/2000/svg}"
+
+# A Bahdanau model with 8 units everywhere learns nothing in 20 steps, but it
+# exercises every file and code path in a fraction of a second.
+TINY = ["--set", "embed_dim=8", "--set", "encoder_dim=8", "--set", "decoder_dim=8", "--set", "attention_dim=8",
+        "--task", "reverse", "--max-length", "6", "--n-train", "200", "--batch-size", "8", "--seed", "3"]
+
+
+def attn(*args, cwd=None):
+    """Runs attn; returns (exit status, stdout, stderr)."""
+    p = subprocess.run([ATTN, *args], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       universal_newlines=True, timeout=120)
+    return p.returncode, p.stdout, p.stderr
+
+
+def npz_arrays(path):
+    """The raw .npy bytes (header + data) of every array in an .npz file."""
+    with zipfile.ZipFile(path) as z:
+        return {name: z.read(name) for name in z.namelist()}
+
+
+class CliTest(unittest.TestCase):
+    tmp = None
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="attn_cli_test_")
+        cls.run_dir = cls.path("run")  # a trained checkpoint most tests use
+        status, out, err = attn("train", *TINY, "--steps", "20", "--eval-every", "10", "--out", cls.run_dir)
+        assert status == 0, err
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    @classmethod
+    def path(cls, *parts):
+        return os.path.join(cls.tmp, *parts)
+
+    def ok(self, *args, cwd=None):
+        """attn succeeds without a word on stderr; returns its stdout."""
+        status, out, err = attn(*args, cwd=cwd)
+        self.assertEqual(status, 0, f"attn {' '.join(args)} failed: {err}")
+        return out
+
+    def fails(self, *args, message):
+        """attn fails with exactly one line of error containing `message`."""
+        status, out, err = attn(*args)
+        self.assertNotEqual(status, 0, f"attn {' '.join(args)} succeeded:\n{out}")
+        self.assertLess(status, 128, f"killed by a signal: {err}")  # not a crash (SIGSEGV, SIGABRT...)
+        for bad in ("terminate called", "Aborted", "Segmentation", "what():", "Traceback"):
+            self.assertNotIn(bad, err)
+        lines = err.strip().split("\n")
+        self.assertEqual(len(lines), 1, f"expected one line of error, got:\n{err}")
+        self.assertTrue(lines[0].startswith("attn: error: "), lines[0])
+        self.assertIn(message, lines[0])
+        return lines[0]
+
+    def copy_run(self, name):
+        """A copy of the trained checkpoint, to break."""
+        dst = self.path(name)
+        shutil.copytree(self.run_dir, dst)
+        return dst
+
+    def check_svg(self, path):
+        """The file is well-formed SVG; returns its root element."""
+        self.assertTrue(os.path.isfile(path), path)
+        root = ET.parse(path).getroot()  # raises on malformed XML
+        self.assertEqual(root.tag, SVG + "svg")
+        self.assertTrue(root.get("width"), "an SVG without a width")
+        return root
+
+
+class Help(CliTest):
+    def test_help_on_every_command(self):
+        self.assertIn("train", self.ok("--help"))
+        for command in ("demo", "train", "eval", "translate", "heatmap", "graph"):
+            out = self.ok(command, "--help")
+            self.assertIn("Usage:", out)
+            self.assertIn("--help", out)
+
+
+class Train(CliTest):
+    def test_run_dir_files(self):
+        self.assertEqual(sorted(os.listdir(self.run_dir)),
+                         ["config.json", "model.npz", "model.trainer.npz", "vocab.json"])
+        import json
+        with open(os.path.join(self.run_dir, "config.json")) as f:
+            config = json.load(f)
+        self.assertEqual(config["format"], "attn-checkpoint")
+        self.assertEqual(config["model"]["model"], "bahdanau")
+        self.assertEqual(config["model"]["decoder_dim"], 8)
+        self.assertEqual(config["task"]["name"], "reverse")
+        self.assertEqual(config["train"]["steps"], 20)
+        self.assertEqual(config["seed"], 3)
+        with open(os.path.join(self.run_dir, "vocab.json")) as f:
+            vocab = json.load(f)
+        self.assertEqual(vocab["src"]["tokens"][:4], ["<pad>", "<bos>", "<eos>", "<unk>"])
+        arrays = npz_arrays(os.path.join(self.run_dir, "model.npz"))
+        self.assertIn("src_embed.weight.npy", arrays)
+        self.assertTrue(all(a.startswith(b"\x93NUMPY") for a in arrays.values()))
+
+    def test_progress_and_evaluation_printed(self):
+        out = self.ok("train", *TINY, "--steps", "10", "--eval-every", "5", "--out", self.path("printed"))
+        self.assertIn("training bahdanau", out)
+        self.assertIn("step 10/10", out)
+        self.assertIn("eval at step 5", out)
+        self.assertIn("exact match on the test set", out)
+
+    def assert_resume_matches(self, model_args, name):
+        """N steps in one go == N/2 steps, then --resume to N: the same weights, bit for bit."""
+        whole, half = self.path(name + "_whole"), self.path(name + "_half")
+        self.ok("train", *model_args, "--steps", "16", "--eval-every", "5", "--out", whole)
+        self.ok("train", *model_args, "--steps", "8", "--eval-every", "5", "--out", half)
+        self.assertNotEqual(npz_arrays(whole + "/model.npz"), npz_arrays(half + "/model.npz"))
+        out = self.ok("train", "--resume", half, "--steps", "16")
+        self.assertIn("resumed at step 8", out)
+        a, b = npz_arrays(whole + "/model.npz"), npz_arrays(half + "/model.npz")
+        self.assertEqual(sorted(a), sorted(b))
+        for key in a:
+            self.assertEqual(a[key], b[key], f"{name}: {key} differs after resuming")
+
+    def test_resume_reaches_the_same_weights(self):
+        self.assert_resume_matches(TINY, "bahdanau")
+
+    def test_resume_with_dropout(self):  # the random state of dropout must be saved too
+        self.assert_resume_matches(
+            ["--model", "transformer", "--set", "d_model=8", "--set", "nhead=2", "--set", "dim_feedforward=16",
+             "--set", "num_encoder_layers=1", "--set", "num_decoder_layers=1", "--set", "dropout=0.1",
+             "--task", "copy", "--max-length", "6", "--n-train", "200", "--batch-size", "8"], "transformer")
+
+    def test_every_model_trains(self):
+        for model, sets in (("seq2seq", ["embed_dim=4", "hidden_dim=8"]),
+                            ("luong", ["embed_dim=4", "hidden_dim=8", "attention_dim=8"]),
+                            ("luong-local", ["embed_dim=4", "hidden_dim=8", "attention_dim=8", "window=2"])):
+            args = [a for s in sets for a in ("--set", s)]
+            out = self.ok("train", "--model", model, *args, "--task", "sort", "--max-length", "6", "--n-train", "100",
+                          "--steps", "3", "--batch-size", "4", "--out", self.path("every_" + model))
+            self.assertIn("training " + model, out)
+
+    def test_dates_and_corpus(self):
+        self.ok("train", "--task", "dates", "--n-train", "100", "--steps", "3", "--batch-size", "4", "--set",
+                "embed_dim=4", "--set", "encoder_dim=4", "--set", "decoder_dim=4", "--set", "attention_dim=4",
+                "--out", self.path("dates"))
+        out = self.ok("translate", "--checkpoint", self.path("dates"), "3 March 2021")
+        self.assertIn("3 March 2021  ->  ", out)
+        corpus = self.path("corpus.tsv")
+        with open(corpus, "w") as f:
+            f.write("go .\tva !\nhi .\tsalut !\nrun !\tcours !\nwho ?\tqui ?\nwait !\tattends !\n" * 3)
+        self.ok("train", "--task", "corpus.tsv", "--steps", "3", "--batch-size", "4", "--set", "embed_dim=4",
+                "--set", "encoder_dim=4", "--set", "decoder_dim=4", "--set", "attention_dim=4",
+                "--out", "corpus_run", cwd=self.tmp)
+        # The corpus is found from any folder: its absolute path is in config.json.
+        self.assertIn("test sentences", self.ok("eval", "--checkpoint", self.path("corpus_run")))
+
+
+class Inspect(CliTest):
+    def test_eval(self):
+        out = self.ok("eval", "--checkpoint", self.run_dir)
+        self.assertIn("500 test sentences: exact match", out)
+        self.assertIn("source length", out)
+
+    def test_translate(self):
+        out = self.ok("translate", "--checkpoint", self.run_dir, "1 2 3 4 5", "5 4 3")
+        self.assertIn("1 2 3 4 5  ->  ", out)
+        self.assertIn("5 4 3  ->  ", out)
+
+    def test_translate_beam_and_attention(self):
+        out = self.ok("translate", "--checkpoint", self.run_dir, "--beam", "3", "--show-attention", "1 2 3 4 5")
+        self.assertIn("1 2 3 4 5  ->  ", out)
+        self.assertIn("\u2502", out)  # the terminal heatmap's frame
+        self.assertIn("<eos>", out)   # its last row
+
+    def test_heatmap(self):
+        svg = self.path("heatmap.svg")
+        self.assertIn("wrote", self.ok("heatmap", "--checkpoint", self.run_dir, "1 2 3 4 5", "--out", svg))
+        root = self.check_svg(svg)
+        cells = [r for r in root.iter(SVG + "rect") if r.find(SVG + "title") is not None]
+        self.assertEqual(len(cells) % 5, 0)  # rows x 5 source tokens
+        self.assertGreaterEqual(len(cells), 5)
+
+    def test_graph(self):
+        self.assertTrue(self.ok("graph").startswith("digraph"))
+        self.ok("graph", "--out", self.path("graph.dot"))
+        with open(self.path("graph.dot")) as f:
+            self.assertIn("digraph", f.read())
+        if shutil.which("dot"):  # SVG through Graphviz, when installed
+            self.ok("graph", "--out", self.path("graph.svg"))
+            self.check_svg(self.path("graph.svg"))
+
+
+class Grid(CliTest):
+    """Chapter 4's grid captioner: not a Seq2Seq, its own paths in the command line."""
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.grid = cls.path("grid")
+        status, out, err = attn("train", "--model", "grid", "--task", "grid", "--steps", "20", "--n-train", "100",
+                                "--batch-size", "8", "--set", "embed_dim=8", "--set", "decoder_dim=8",
+                                "--set", "attention_dim=8", "--out", cls.grid)
+        assert status == 0, err
+        assert "training grid" in out, out
+
+    def test_files_and_eval(self):
+        self.assertEqual(sorted(os.listdir(self.grid)), ["config.json", "model.npz", "vocab.json"])
+        out = self.ok("eval", "--checkpoint", self.grid)
+        self.assertIn("200 test grids: exact match", out)
+        self.assertIn("attention peak on the cell", out)
+
+    def test_translate_a_scene(self):
+        out = self.ok("translate", "--checkpoint", self.grid, "--show-attention", "red square top left, blue circle center")
+        self.assertIn("red square top left, blue circle center  ->  ", out)
+        self.assertIn("\u2502", out)  # the grids' frames (20 steps: the words themselves are still wrong)
+
+    def test_heatmap_has_one_grid_per_word(self):
+        svg = self.path("grid.svg")
+        self.ok("heatmap", "--checkpoint", self.grid, "green triangle bottom right", "--out", svg)
+        root = self.check_svg(svg)
+        cells = [r for r in root.iter(SVG + "rect") if r.find(SVG + "title") is not None]
+        self.assertGreater(len(cells), 0)
+        self.assertEqual(len(cells) % 9, 0)
+
+    def test_bad_uses(self):
+        self.fails("translate", "--checkpoint", self.grid, "pink square top left", message="'pink' is not a colour")
+        self.fails("translate", "--checkpoint", self.grid, "red square nowhere", message="'nowhere' is not a place")
+        self.fails("translate", "--checkpoint", self.grid, "--beam", "3", "red square center", message="greedily")
+        self.fails("train", "--resume", self.grid, "--steps", "40", message="cannot resume")
+        self.fails("train", "--model", "grid", "--task", "reverse", "--out", self.path("x"), message="--task grid only")
+        self.fails("train", "--task", "grid", "--out", self.path("x"), message="goes with --model grid")
+        self.fails("train", "--model", "grid", "--task", "grid", "--set", "attention=blurry", "--out", self.path("x"),
+                   message="unknown attention 'blurry'")
+
+
+class BadInput(CliTest):
+    def test_command_line(self):
+        self.fails("frobnicate", message="unknown command 'frobnicate'")
+        self.fails("train", "--bogus", message="--bogus")
+        self.fails("train", "--steps", "abc", "--out", self.path("x"), message="--steps")
+        self.fails("train", "--steps", "-1", "--out", self.path("x"), message="whole number >= 0")
+        self.fails("train", "--dtype", "float16", "--out", self.path("x"), message="float16")
+        self.fails("translate", "--checkpoint", self.run_dir, "--beam", "0", "1 2", message="--beam")
+        self.fails("eval", message="--checkpoint is required")
+        self.fails("train", "--steps", "5", message="--out DIR is required")
+
+    def test_bad_settings(self):
+        self.fails("train", "--model", "nope", "--out", self.path("x"), message="unknown model 'nope'")
+        self.fails("train", "--task", "nope", "--out", self.path("x"), message="unknown task 'nope'")
+        self.fails("train", "--set", "hiden_dim=3", "--out", self.path("x"), message="unknown field 'hiden_dim'")
+        self.fails("train", "--set", "embed_dim=abc", "--out", self.path("x"), message="'embed_dim'")
+        self.fails("train", "--set", "embed_dim=-4", "--out", self.path("x"), message="whole number >= 0")
+        self.fails("train", "--set", "novalue", "--out", self.path("x"), message="KEY=VALUE")
+        self.fails("train", "--min-length", "9", "--max-length", "4", "--out", self.path("x"), message="min_length")
+        self.fails("train", "--resume", self.run_dir, "--model", "luong", message="cannot change a run")
+
+    def test_missing_checkpoint(self):
+        self.fails("eval", "--checkpoint", self.path("nowhere"), message="no such checkpoint directory")
+        self.fails("translate", "--checkpoint", self.path("nowhere"), "1 2", message="no such checkpoint directory")
+        self.fails("train", "--resume", self.path("nowhere"), message="cannot open")
+        broken = self.copy_run("no_weights")
+        os.remove(broken + "/model.npz")
+        self.fails("eval", "--checkpoint", broken, message="model.npz: missing")
+
+    def test_corrupted_checkpoint(self):
+        truncated = self.copy_run("truncated")
+        with open(truncated + "/model.npz", "r+b") as f:
+            f.truncate(1000)
+        self.fails("eval", "--checkpoint", truncated, message="model.npz")
+        bad_json = self.copy_run("bad_json")
+        with open(bad_json + "/config.json", "w") as f:
+            f.write('{"format": "attn-checkpoint", "model": ')
+        self.fails("eval", "--checkpoint", bad_json, message="config.json: not valid JSON")
+        not_config = self.copy_run("not_config")
+        with open(not_config + "/config.json", "w") as f:
+            f.write("[1, 2]")
+        self.fails("eval", "--checkpoint", not_config, message="config.json: not an attn checkpoint")
+        bad_vocab = self.copy_run("bad_vocab")
+        with open(bad_vocab + "/vocab.json", "w") as f:
+            f.write('{"src": 3, "tgt": 4}')
+        self.fails("translate", "--checkpoint", bad_vocab, "1 2", message="vocab.json")
+        bad_task = self.copy_run("bad_task")
+        with open(bad_task + "/config.json") as f:
+            text = f.read()
+        with open(bad_task + "/config.json", "w") as f:
+            f.write(text.replace('"reverse"', '"bogus"'))
+        self.fails("eval", "--checkpoint", bad_task, message="config.json")
+        no_trainer = self.copy_run("no_trainer")
+        with open(no_trainer + "/model.trainer.npz", "r+b") as f:
+            f.truncate(500)
+        self.fails("train", "--resume", no_trainer, "--steps", "30", message="model.trainer.npz")
+
+    def test_checkpoint_of_another_model(self):
+        luong = self.path("luong")
+        self.ok("train", "--model", "luong", "--set", "embed_dim=8", "--set", "hidden_dim=8", "--task", "reverse",
+                "--max-length", "6", "--n-train", "100", "--steps", "2", "--batch-size", "4", "--out", luong)
+        mixed = self.copy_run("mixed")  # bahdanau's weights, luong's description
+        shutil.copy(luong + "/config.json", mixed + "/config.json")
+        self.fails("eval", "--checkpoint", mixed, message="not those of the 'luong' model")
+        bigger = self.copy_run("bigger")  # the same model, other sizes
+        with open(bigger + "/config.json") as f:
+            text = f.read()
+        with open(bigger + "/config.json", "w") as f:
+            f.write(text.replace('"decoder_dim": 8', '"decoder_dim": 9'))
+        self.fails("translate", "--checkpoint", bigger, "1 2", message="shape mismatches")
+
+    def test_unknown_tokens(self):
+        self.fails("translate", "--checkpoint", self.run_dir, "1 2 x 4", message="unknown token 'x' at position 2")
+        self.fails("heatmap", "--checkpoint", self.run_dir, "1 2 x", "--out", self.path("x.svg"),
+                   message="unknown token 'x'")
+        self.fails("translate", "--checkpoint", self.run_dir, "", message="empty")
+        self.fails("heatmap", "--checkpoint", self.run_dir, "1 2", "--out", self.path("no", "dir", "x.svg"),
+                   message="cannot write")
+
+    def test_malformed_corpus(self):
+        corpus = self.path("malformed.tsv")
+        with open(corpus, "w") as f:
+            f.write("go .\tva !\nhi .\tsalut !\nthis line has no tab\nrun !\tcours !\n")
+        self.fails("train", "--task", corpus, "--steps", "2", "--out", self.path("x"), message=":3: no tab")
+        out = self.ok("train", "--task", corpus, "--skip-malformed", "--steps", "2", "--batch-size", "2",
+                      "--out", self.path("skipped"))
+        self.assertIn("1 malformed lines skipped (the first: line 3)", out)
+        self.fails("train", "--task", self.path("absent.tsv"), "--out", self.path("x"), message="cannot open")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 2:
+        sys.exit("usage: test_cli.py PATH/TO/attn [unittest arguments]")
+    ATTN = os.path.abspath(sys.argv.pop(1))
+    unittest.main(verbosity=2)
