@@ -35,7 +35,7 @@ std::string attention_grids_svg(const xt::xarray<double>& weights, const std::ve
   const int panel_w = std::max(cols * o.cell, 64), panel_h = rows * o.cell + 24;  // grid + its word below
   const int gap = 14, left = 16, top = o.title.empty() ? 16 : 40;
   const int bar_x = left + per_line * (panel_w + gap) + 6, bar_h = std::max(lines * (panel_h + gap) - gap - 24, 60);
-  const int width = std::max(bar_x + 56, static_cast<int>(o.title.size()) * 8 + 32);
+  const int width = std::max(bar_x + 56, static_cast<int>(o.title.size()) * 9 + 20);
   const int height = top + std::max(lines * (panel_h + gap), bar_h + 24) + 8;
 
   std::ostringstream svg;
@@ -60,12 +60,7 @@ std::string attention_grids_svg(const xt::xarray<double>& weights, const std::ve
     svg << "<text x=\"" << x0 + cols * o.cell / 2 << "\" y=\"" << y0 + rows * o.cell + 16
         << "\" text-anchor=\"middle\">" << escape_xml(words[t]) << "</text>\n";
   }
-  for (int i = 0; i < 20; ++i)  // colour bar: vmax at the top, vmin at the bottom
-    svg << "<rect x=\"" << bar_x << "\" y=\"" << top + i * bar_h / 20 << "\" width=\"14\" height=\""
-        << bar_h / 20 + 1 << "\" fill=\"" << viridis(1.0 - i / 19.0) << "\"/>\n";
-  svg << "<text x=\"" << bar_x + 20 << "\" y=\"" << top + 10 << "\">" << format_number(o.vmax) << "</text>\n"
-      << "<text x=\"" << bar_x + 20 << "\" y=\"" << top + bar_h << "\">" << format_number(o.vmin) << "</text>\n"
-      << "</svg>\n";
+  svg << colour_bar_svg(bar_x, top, bar_h, o.vmin, o.vmax) << "</svg>\n";
   return svg.str();
 }
 

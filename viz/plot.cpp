@@ -22,7 +22,9 @@ std::vector<double> nice_ticks(double lo, double hi, int count = 5) {
   const double norm = raw / mag;
   const double step = (norm < 1.5 ? 1 : norm < 3 ? 2 : norm < 7 ? 5 : 10) * mag;
   std::vector<double> ticks;
-  for (double v = std::ceil(lo / step) * step; v <= hi + step * 1e-9; v += step)
+  // From the multiple of `step` at or below lo to the one at or above hi: the axes end on a labelled tick.
+  const double first = std::floor(lo / step + 1e-9) * step, last = std::ceil(hi / step - 1e-9) * step;
+  for (double v = first; v <= last + step * 1e-9; v += step)
     ticks.push_back(std::abs(v) < step * 1e-9 ? 0.0 : v);
   return ticks;
 }
@@ -42,6 +44,14 @@ std::size_t display_width(const std::string& s) {  // UTF-8 code points, not byt
   std::size_t n = 0;
   for (unsigned char c : s) n += (c & 0xC0) != 0x80;
   return n;
+}
+
+// A label made of blanks (a space token) shows as "␣" so that its column is not unlabelled.
+std::string visible(const std::string& label) {
+  if (label.empty() || label.find_first_not_of(' ') != std::string::npos) return label;
+  std::string out;
+  for (std::size_t i = 0; i < label.size(); ++i) out += "\u2423";
+  return out;
 }
 
 }  // namespace
@@ -81,18 +91,42 @@ std::string format_number(double v) {
   return os.str();
 }
 
+std::string colour_bar_svg(int x, int y, int height, double vmin, double vmax) {
+  std::ostringstream svg;  // a gradient through the 6 stops of viridis, vmax at the top
+  svg << "<defs><linearGradient id=\"attn-viridis\" x1=\"0\" y1=\"1\" x2=\"0\" y2=\"0\">";
+  for (int i = 0; i <= 5; ++i) svg << "<stop offset=\"" << i / 5.0 << "\" stop-color=\"" << viridis(i / 5.0) << "\"/>";
+  svg << "</linearGradient></defs>\n<rect x=\"" << x << "\" y=\"" << y << "\" width=\"14\" height=\"" << height
+      << "\" fill=\"url(#attn-viridis)\" stroke=\"#999\" stroke-width=\"0.5\"/>\n";
+  for (int i = 0; i <= 4; ++i) {  // ticks at vmin, 1/4, ..., vmax
+    const int ty = y + height - i * height / 4;
+    svg << "<line x1=\"" << x + 14 << "\" y1=\"" << ty << "\" x2=\"" << x + 18 << "\" y2=\"" << ty
+        << "\" stroke=\"#333\"/><text x=\"" << x + 21 << "\" y=\"" << ty + 4 << "\" font-size=\"11\">"
+        << format_number(vmin + i * (vmax - vmin) / 4) << "</text>\n";
+  }
+  return svg.str();
+}
+
 std::string heatmap_svg(const xt::xarray<double>& values, const std::vector<std::string>& row_labels,
                         const std::vector<std::string>& col_labels, const HeatmapOptions& o) {
   check_labels(values, row_labels, col_labels, "heatmap_svg");
   const std::size_t rows = values.shape()[0], cols = values.shape()[1];
+  std::vector<std::string> row_text, col_text;  // what is drawn: a space shows as "␣"
+  for (const auto& l : row_labels) row_text.push_back(visible(l));
+  for (const auto& l : col_labels) col_text.push_back(visible(l));
   std::size_t longest_row = 1, longest_col = 1;
-  for (const auto& l : row_labels) longest_row = std::max(longest_row, display_width(l));
-  for (const auto& l : col_labels) longest_col = std::max(longest_col, display_width(l));
+  for (const auto& l : row_text) longest_row = std::max(longest_row, display_width(l));
+  for (const auto& l : col_text) longest_col = std::max(longest_col, display_width(l));
+  const bool rotate = longest_col > 2;  // characters stand upright above their column
+  const int title_h = o.title.empty() ? 10 : 34;
   const int left = 20 + 8 * static_cast<int>(longest_row) + 10;
-  const int top = (o.title.empty() ? 10 : 34) + 8 * static_cast<int>(longest_col) + 12;
+  const int top = title_h + (rotate ? 7 * static_cast<int>(longest_col) + 12 : 20);
   const int grid_w = o.cell * static_cast<int>(cols), grid_h = o.cell * static_cast<int>(rows);
-  const int bar_x = left + grid_w + 20;
-  const int width = bar_x + 70, height = std::max(top + grid_h + 40, top + 160);
+  const int bar_x = left + grid_w + 20, bar_h = std::max(std::min(grid_h, 240), 100);
+  const std::string axes = o.x_label + " (columns) / " + o.y_label + " (rows)";
+  const int axes_w = 15 * static_cast<int>(display_width(axes)) / 2, title_w = 9 * static_cast<int>(display_width(o.title));
+  const int width = std::max({bar_x + 60, left + axes_w / 2 + 20, axes_w + 20, title_w + 20});
+  const int axes_y = top + std::max(grid_h, bar_h) + 22;  // below the grid and the colour bar
+  const int height = axes_y + 16;
 
   std::ostringstream svg;
   svg << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << height
@@ -107,8 +141,8 @@ std::string heatmap_svg(const xt::xarray<double>& values, const std::vector<std:
       const double v = values(r, c);
       const int x = left + o.cell * static_cast<int>(c), y = top + o.cell * static_cast<int>(r);
       svg << "<rect x=\"" << x << "\" y=\"" << y << "\" width=\"" << o.cell << "\" height=\"" << o.cell
-          << "\" fill=\"" << viridis((v - o.vmin) / span) << "\"><title>" << escape_xml(row_labels[r]) << " / "
-          << escape_xml(col_labels[c]) << ": " << format_number(v) << "</title></rect>\n";
+          << "\" fill=\"" << viridis((v - o.vmin) / span) << "\"><title>" << escape_xml(row_text[r]) << " / "
+          << escape_xml(col_text[c]) << ": " << format_number(v) << "</title></rect>\n";
       if (o.show_values)
         svg << "<text x=\"" << x + o.cell / 2 << "\" y=\"" << y + o.cell / 2 + 4
             << "\" text-anchor=\"middle\" font-size=\"9\" fill=\"" << ((v - o.vmin) / span > 0.6 ? "black" : "white")
@@ -116,21 +150,20 @@ std::string heatmap_svg(const xt::xarray<double>& values, const std::vector<std:
     }
   for (std::size_t r = 0; r < rows; ++r)  // row labels, right-aligned left of the grid
     svg << "<text x=\"" << left - 6 << "\" y=\"" << top + o.cell * static_cast<int>(r) + o.cell / 2 + 4
-        << "\" text-anchor=\"end\">" << escape_xml(row_labels[r]) << "</text>\n";
-  for (std::size_t c = 0; c < cols; ++c) {  // column labels, rotated above the grid
-    const int x = left + o.cell * static_cast<int>(c) + o.cell / 2 + 4;
-    svg << "<text x=\"" << x << "\" y=\"" << top - 6 << "\" transform=\"rotate(-60 " << x << " " << top - 6
-        << ")\">" << escape_xml(col_labels[c]) << "</text>\n";
+        << "\" text-anchor=\"end\">" << escape_xml(row_text[r]) << "</text>\n";
+  for (std::size_t c = 0; c < cols; ++c) {  // column labels above the grid, rotated when long
+    const int x = left + o.cell * static_cast<int>(c) + o.cell / 2;
+    if (rotate)
+      svg << "<text x=\"" << x + 4 << "\" y=\"" << top - 6 << "\" transform=\"rotate(-60 " << x + 4 << " " << top - 6
+          << ")\">" << escape_xml(col_text[c]) << "</text>\n";
+    else
+      svg << "<text x=\"" << x << "\" y=\"" << top - 6 << "\" text-anchor=\"middle\">" << escape_xml(col_text[c])
+          << "</text>\n";
   }
-  svg << "<text x=\"" << left + grid_w / 2 << "\" y=\"" << top + grid_h + 22 << "\" text-anchor=\"middle\">"
-      << escape_xml(o.x_label) << " (columns) / " << escape_xml(o.y_label) << " (rows)</text>\n";
-  const int bar_h = 120;  // colour bar: vmax at the top, vmin at the bottom
-  for (int i = 0; i < 20; ++i)
-    svg << "<rect x=\"" << bar_x << "\" y=\"" << top + i * bar_h / 20 << "\" width=\"14\" height=\"" << bar_h / 20 + 1
-        << "\" fill=\"" << viridis(1.0 - i / 19.0) << "\"/>\n";
-  svg << "<text x=\"" << bar_x + 20 << "\" y=\"" << top + 10 << "\">" << format_number(o.vmax) << "</text>\n"
-      << "<text x=\"" << bar_x + 20 << "\" y=\"" << top + bar_h << "\">" << format_number(o.vmin) << "</text>\n"
-      << "</svg>\n";
+  const int axes_x = std::max(left + grid_w / 2, axes_w / 2 + 10);  // centred under the grid, inside the picture
+  svg << "<text x=\"" << axes_x << "\" y=\"" << axes_y << "\" text-anchor=\"middle\" fill=\"#444\">"
+      << escape_xml(axes) << "</text>\n"
+      << colour_bar_svg(bar_x, top, bar_h, o.vmin, o.vmax) << "</svg>\n";
   return svg.str();
 }
 
@@ -192,10 +225,19 @@ std::string line_plot_svg(const std::vector<Series>& series, const LinePlotOptio
         if (std::isfinite(s.x[i]) && std::isfinite(s.y[i]))
           svg << "<circle cx=\"" << px(s.x[i]) << "\" cy=\"" << py(s.y[i]) << "\" r=\"3\" fill=\"" << colour
               << "\"/>\n";
-    const int ly = top + 14 + 16 * static_cast<int>(k);  // legend, top right inside the plot
-    svg << "<line x1=\"" << left + pw - 150 << "\" y1=\"" << ly - 4 << "\" x2=\"" << left + pw - 130 << "\" y2=\""
-        << ly - 4 << "\" stroke=\"" << colour << "\" stroke-width=\"2\"/>\n<text x=\"" << left + pw - 124
-        << "\" y=\"" << ly << "\">" << escape_xml(s.name) << "</text>\n";
+  }
+  // The legend, top right inside the plot, in a box drawn over the lines so none runs through its text.
+  std::size_t longest_name = 1;
+  for (const auto& s : series) longest_name = std::max(longest_name, display_width(s.name));
+  const int legend_w = 36 + 7 * static_cast<int>(longest_name), legend_x = left + pw - legend_w - 6;
+  if (!series.empty())
+    svg << "<rect x=\"" << legend_x << "\" y=\"" << top + 4 << "\" width=\"" << legend_w << "\" height=\""
+        << 16 * series.size() + 6 << "\" fill=\"white\" fill-opacity=\"0.85\" stroke=\"#ccc\"/>\n";
+  for (std::size_t k = 0; k < series.size(); ++k) {
+    const int ly = top + 18 + 16 * static_cast<int>(k);
+    svg << "<line x1=\"" << legend_x + 6 << "\" y1=\"" << ly - 4 << "\" x2=\"" << legend_x + 26 << "\" y2=\""
+        << ly - 4 << "\" stroke=\"" << kSeriesColours[k % 7] << "\" stroke-width=\"2\"/>\n<text x=\""
+        << legend_x + 32 << "\" y=\"" << ly << "\">" << escape_xml(series[k].name) << "</text>\n";
   }
   svg << "</svg>\n";
   return svg.str();
@@ -216,7 +258,13 @@ std::string terminal_heatmap(const xt::xarray<double>& values, const std::vector
   };
   std::ostringstream os;
   os << std::string(label_w, ' ') << " \u2502";
-  for (const auto& l : col_labels) os << pad(display_width(l) > cell_w ? l.substr(0, cell_w) : l, cell_w, false);
+  for (const auto& label : col_labels) {  // cut to the cell by code points, never inside a UTF-8 character
+    const std::string l = visible(label);
+    std::size_t end = 0;
+    for (std::size_t n = 0; end < l.size() && n < cell_w - 1; ++n)
+      for (++end; end < l.size() && (static_cast<unsigned char>(l[end]) & 0xC0) == 0x80;) ++end;
+    os << pad(l.substr(0, end), cell_w, false);
+  }
   os << "\n" << std::string(label_w, ' ') << " \u253c";
   for (std::size_t c = 0; c < col_labels.size() * cell_w; ++c) os << "\u2500";
   os << "\n";

@@ -58,6 +58,9 @@ std::string attention_grids_svg(const xt::xarray<double>& weights, const std::ve
 // The same for a terminal: the grids side by side, each word under its grid.
 std::string terminal_grids(const xt::xarray<double>& weights, const std::vector<std::string>& words);
 
+// A vertical colour bar (SVG elements, not a document) at (x, y): vmax at the top, ticks at quarters.
+std::string colour_bar_svg(int x, int y, int height, double vmin, double vmax);
+
 // The viridis colour ("#rrggbb") at t in [0, 1] (dark blue to yellow).
 std::string viridis(double t);
 // Text safe inside SVG/XML: "<bos>" -> "&lt;bos&gt;".
