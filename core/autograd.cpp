@@ -36,9 +36,8 @@ std::vector<NodeBase*> topological_order(NodeBase* root) {
 
 template <class T>
 void seed(NodeBase& root, const Tensor& grad_output) {
-  auto& node = static_cast<Node<T>&>(root);
-  node.grad = grad_output.data<T>();
-  node.has_grad = true;
+  // Adds to what the root holds: a leaf root keeps accumulating, as in PyTorch.
+  static_cast<Node<T>&>(root).accumulate_grad(grad_output.data<T>());
 }
 
 void run_backward(NodeBase& root, const Tensor* grad_output, bool retain_graph) {

@@ -110,8 +110,7 @@ class Node final : public NodeBase {
     if (backward_fn && has_grad) backward_fn(*this);
   }
   void seed_grad_with_ones() override {
-    grad = xt::ones<T>(value.shape());
-    has_grad = true;
+    accumulate_grad(xt::ones<T>(value.shape()));  // adds, as PyTorch does when a leaf is the root
   }
   void clear_grad() override {
     grad = Array();

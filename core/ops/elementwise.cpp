@@ -92,13 +92,22 @@ Tensor neg_(const Tensor& x) {
   });
 }
 
+// x^p elementwise. A negative p is computed as 1 / x^|p|: xsimd 8.1's pow gives
+// 0 instead of inf for pow(0, p < 0) (xtensor-stack/xsimd#995).
+template <class T>
+xt::xarray<T> power(const xt::xarray<T>& x, T p) {
+  if (p < 0) return T(1) / xt::pow(x, -p);
+  return xt::pow(x, p);
+}
+
 template <class T>
 Tensor pow_(const Tensor& x, double exponent) {
   const T p = static_cast<T>(exponent);
-  xt::xarray<T> y = xt::pow(x.data<T>(), p);
+  xt::xarray<T> y = power(x.data<T>(), p);
   return record<T>("pow", std::move(y), {x}, [p](Node<T>& out) {
-    // d x^p / dx = p * x^(p-1)
-    out.add_to_input_grad(0, out.grad * p * xt::pow(out.input(0).value, p - 1));
+    // d x^p / dx = p * x^(p-1); for p = 0 that is 0, even at x = 0 (not 0 * inf)
+    if (p == 0) return out.add_to_input_grad(0, xt::zeros<T>(out.grad.shape()));
+    out.add_to_input_grad(0, out.grad * p * power(out.input(0).value, p - 1));
   });
 }
 

@@ -5,6 +5,8 @@
 
 #include <xtensor/xmath.hpp>
 
+#include <cmath>
+
 namespace attn {
 
 namespace {
@@ -70,8 +72,11 @@ Tensor max_(const Tensor& x, Blocks s, const Shape& out_shape) {
   for (std::size_t o = 0; o < s.outer; ++o)
     for (std::size_t i = 0; i < s.inner; ++i) {
       std::size_t best = 0;
-      for (std::size_t j = 1; j < s.n; ++j)
-        if (v.flat(at(s, o, j, i)) > v.flat(at(s, o, best, i))) best = j;  // strict >: the first maximum wins
+      for (std::size_t j = 1; j < s.n && !std::isnan(v.flat(at(s, o, best, i))); ++j) {
+        const T candidate = v.flat(at(s, o, j, i));
+        // strict >: the first maximum wins; a NaN wins at once, as in PyTorch
+        if (std::isnan(candidate) || candidate > v.flat(at(s, o, best, i))) best = j;
+      }
       y.flat(o * s.inner + i) = v.flat(at(s, o, best, i));
       argmax[o * s.inner + i] = best;
     }

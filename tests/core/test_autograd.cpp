@@ -25,6 +25,15 @@ TEST_CASE("gradients accumulate across backward calls until zero_grad") {
   CHECK_FALSE(x.grad().defined());
 }
 
+TEST_CASE("backward on a leaf itself adds to its gradient each time") {
+  Tensor x = attn::full({}, 2.0, attn::Dtype::Float64, /*requires_grad=*/true);  // a scalar leaf
+  x.backward();
+  x.backward();
+  CHECK(x.grad().item() == 2.0);
+  x.backward(attn::full({}, 5.0));
+  CHECK(x.grad().item() == 7.0);
+}
+
 TEST_CASE("a second backward through a freed graph is a clear error") {
   Tensor x = attn::tensor({1.0, 2.0}, true);
   Tensor y = attn::sum(attn::tanh(x));

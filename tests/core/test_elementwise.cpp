@@ -1,5 +1,7 @@
 #include "../helpers.hpp"
 
+#include <cmath>
+
 using attn::Tensor;
 using Inputs = std::vector<Tensor>;
 
@@ -46,6 +48,20 @@ TEST_CASE("forward values match the formulas") {
   CHECK(test::allclose(attn::relu(x), attn::tensor({0.0, 0.0, 2.0})));
   CHECK(attn::sigmoid(x).to_array()(1) == 0.5);
   CHECK(attn::gelu(x).to_array()(2) == doctest::Approx(1.9544997361036416).epsilon(1e-14));
+}
+
+TEST_CASE("negative powers of zero are infinite, as in PyTorch") {
+  // xsimd 8.1's pow(0, p < 0) gives 0 (xtensor-stack/xsimd#995); attn must not.
+  for (attn::Dtype dtype : {attn::Dtype::Float64, attn::Dtype::Float32}) {
+    Tensor x = attn::tensor({0.0, 2.0, 0.0, 4.0, 0.0}, true, dtype);
+    const auto y = attn::pow(x, -1.0).to(attn::Dtype::Float64).to_array();
+    CHECK(std::isinf(y(0)));
+    CHECK(std::isinf(y(4)));  // the last lane too, past the SIMD batches
+    CHECK(y(1) == 0.5);
+    CHECK(std::isinf((1.0 / x).to(attn::Dtype::Float64).to_array()(2)));
+    attn::sum(attn::pow(x, 0.5)).backward();  // d sqrt(x)/dx = 0.5 x^-0.5: inf at 0
+    CHECK(std::isinf(x.grad().to(attn::Dtype::Float64).to_array()(0)));
+  }
 }
 
 TEST_CASE("shapes that do not broadcast are rejected with both shapes named") {

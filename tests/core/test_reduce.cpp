@@ -1,5 +1,7 @@
 #include "../helpers.hpp"
 
+#include <cmath>
+
 #include <xtensor/xmanipulation.hpp>
 
 using attn::Tensor;
@@ -80,6 +82,16 @@ TEST_CASE("max over a dim: values, first maximum on ties, keepdim, negative dims
     }
   CHECK_GRADCHECK([](const Inputs& in) { return attn::max(in[0], 0); }, {test::randn({5}, 5)});
   CHECK_GRADCHECK([](const Inputs& in) { return attn::max(in[0], 1); }, {transposed_input({4, 3}, 6)});
+}
+
+TEST_CASE("max propagates NaN, as PyTorch does") {
+  const double nan = std::nan("");
+  CHECK(std::isnan(attn::max(attn::tensor({1.0, nan, 2.0})).item()));
+  CHECK(std::isnan(attn::max(attn::tensor({nan, 1.0, 2.0})).item()));
+  const auto rows = attn::max(attn::tensor({{1.0, 2.0}, {nan, 0.0}, {3.0, nan}}), 1).to_array();
+  CHECK(rows(0) == 2.0);
+  CHECK(std::isnan(rows(1)));
+  CHECK(std::isnan(rows(2)));
 }
 
 TEST_CASE("logsumexp: values, stability, gradients") {
