@@ -72,26 +72,47 @@ class Repl:
         self.proc.stdin.write(line + "\n")
         self.proc.stdin.flush()
 
-    def _read_until_end(self, q, deadline):
-        lines = []
-        while True:
-            try:
-                line = q.get(timeout=max(0.1, deadline - time.time()))
-            except queue.Empty:
-                return lines, "timed out"
-            if line is None:
-                return lines, "the interpreter died"
-            if line.strip() == END:
-                return lines, None
-            lines.append(line)
+    def run_cell(self, path, timeout, stuck_after_error=20.0):
+        """Runs one cell; returns (stdout, stderr, problem or None).
 
-    def run_cell(self, path, timeout):
+        The cell ends when both streams have printed the end marker. After a
+        compile error clang-repl may fail the marker's own line too ("Failed to
+        materialize symbols"), so once an error shows on stderr, a silence of
+        `stuck_after_error` seconds ends the cell as failed instead of waiting
+        for the whole timeout.
+        """
         self.send('#include "%s"' % path)
         self.send('std::cout << "\\n%s" << std::endl; std::cerr << "%s" << std::endl;' % (END, END))
         deadline = time.time() + timeout
-        out, out_problem = self._read_until_end(self.out, deadline)
-        err, err_problem = self._read_until_end(self.err, deadline)
-        return "".join(out), "".join(err), out_problem or err_problem
+        lines = {"out": [], "err": []}
+        done = {"out": False, "err": False}
+        last_seen = time.time()
+        while not (done["out"] and done["err"]):
+            got = False
+            for name, q in (("out", self.out), ("err", self.err)):
+                while not done[name]:
+                    try:
+                        line = q.get_nowait()
+                    except queue.Empty:
+                        break
+                    got = True
+                    if line is None:
+                        return "".join(lines["out"]), "".join(lines["err"]), "the interpreter died"
+                    if line.strip() == END:
+                        done[name] = True
+                    else:
+                        lines[name].append(line)
+            now = time.time()
+            if got:
+                last_seen = now
+                continue
+            if now > deadline:
+                return "".join(lines["out"]), "".join(lines["err"]), "timed out"
+            if any("error" in l for l in lines["err"]) and now - last_seen > stuck_after_error:
+                return ("".join(lines["out"]), "".join(lines["err"]),
+                        "the interpreter stopped answering after an error")
+            time.sleep(0.05)
+        return "".join(lines["out"]), "".join(lines["err"]), None
 
     def close(self):
         try:
