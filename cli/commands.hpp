@@ -30,6 +30,13 @@ TrainResult train_run(nlohmann::json config, const std::string& out, bool resume
 // Decodes sentences of the run's task; strict: unknown tokens are an error naming them.
 std::vector<models::Hypothesis> translate(Run& run, const std::vector<data::Tokens>& sentences, std::size_t beam);
 
+// How many tokens decoding may write for sources of up to `src_len` tokens: 2 * src_len + 10,
+// but never past what a Transformer's positional encoding covers (its "max_len").
+std::size_t decode_limit(const nlohmann::json& model_config, std::size_t src_len);
+
+// CLI11 2.1 reads "--steps -1" into a std::size_t as 2^64 - 1: every count option checks this.
+CLI::Validator count_check();
+
 // The main attention of one hypothesis as a [T, S] array (T output tokens, S source tokens).
 xt::xarray<double> attention_of(const models::Hypothesis& h, const std::string& name, std::size_t src_len);
 

@@ -17,8 +17,8 @@ void add_demo_command(CLI::App& app) {
   auto o = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand("demo", "Train Bahdanau attention on dates, then show where it attends");
   cmd->add_option("--out", o->out, "where the SVG heatmaps and plots go")->capture_default_str();
-  cmd->add_option("--steps", o->steps, "training steps")->capture_default_str();
-  cmd->add_option("--seed", o->seed)->capture_default_str();
+  cmd->add_option("--steps", o->steps, "training steps")->check(count_check())->capture_default_str();
+  cmd->add_option("--seed", o->seed)->check(count_check())->capture_default_str();
   cmd->callback([o] {
     nlohmann::json model = models::default_model_config("bahdanau");
     model["embed_dim"] = 32;

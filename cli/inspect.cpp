@@ -7,6 +7,20 @@
 
 namespace attn::cli {
 
+std::size_t decode_limit(const nlohmann::json& model_config, std::size_t src_len) {
+  const std::size_t limit = 2 * src_len + 10;
+  if (model_config.value("model", "") != "transformer") return limit;
+  return std::min(limit, model_config.value("max_len", limit));
+}
+
+CLI::Validator count_check() {
+  return CLI::Validator(
+      [](std::string& text) {
+        return !text.empty() && text[0] == '-' ? "expected a whole number >= 0, got " + text : std::string();
+      },
+      "", "count");
+}
+
 std::vector<models::Hypothesis> translate(Run& run, const std::vector<data::Tokens>& sentences, std::size_t beam) {
   std::vector<data::Example> examples;
   for (const auto& s : sentences) {
@@ -19,7 +33,7 @@ std::vector<models::Hypothesis> translate(Run& run, const std::vector<data::Toke
   }
   data::Batch batch = data::make_batch(examples, run.src_vocab, run.tgt_vocab);
   models::DecodeOptions options;
-  options.max_len = 2 * batch.src.shape()[1] + 10;
+  options.max_len = decode_limit(run.config.at("model"), batch.src.shape()[1]);
   options.beam_size = beam;
   return beam > 1 ? models::beam_search(*run.model, batch.src, batch.src_lengths, options)
                   : models::greedy_decode(*run.model, batch.src, batch.src_lengths, options);

@@ -48,6 +48,9 @@ TrainResult train_run(nlohmann::json config, const std::string& out, bool resume
   options.eval_every = t.value("eval_every", 0);
   options.checkpoint_every = t.value("checkpoint_every", 0);
   options.checkpoint_path = out + "/model";
+  std::size_t longest = 0;  // evaluation decodes no further than a Transformer's positions reach
+  for (const auto& e : task.split.test) longest = std::max(longest, e.src.size());
+  options.eval.max_len = decode_limit(config.at("model"), longest);
   std::filesystem::create_directories(out);
   save_run_description(out, config, task.src_vocab, task.tgt_vocab);
 
@@ -79,13 +82,6 @@ TrainResult train_run(nlohmann::json config, const std::string& out, bool resume
   return result;
 }
 
-// CLI11 2.1 reads "--steps -1" into a std::size_t as 2^64 - 1: refuse negative counts.
-const CLI::Validator kCount(
-    [](std::string& text) {
-      return !text.empty() && text[0] == '-' ? "expected a whole number >= 0, got " + text : std::string();
-    },
-    "", "count");
-
 void add_train_command(CLI::App& app) {
   struct Options {
     std::string model = "bahdanau", task = "reverse", out, resume, dtype = "float32";
@@ -102,24 +98,24 @@ void add_train_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--task", o->task, "copy, reverse, sort, dates, grid, or a FILE.tsv of source<TAB>target lines")
       ->capture_default_str();
-  cmd->add_option("--steps", o->steps, "optimizer steps in all")->check(kCount)->capture_default_str();
-  cmd->add_option("--batch-size", o->batch_size)->check(kCount)->capture_default_str();
+  cmd->add_option("--steps", o->steps, "optimizer steps in all")->check(count_check())->capture_default_str();
+  cmd->add_option("--batch-size", o->batch_size)->check(count_check())->capture_default_str();
   cmd->add_option("--lr", o->lr, "Adam's learning rate")->capture_default_str();
   cmd->add_option("--clip", o->clip, "max gradient norm (0: off)")->capture_default_str();
   cmd->add_option("--label-smoothing", o->label_smoothing)->capture_default_str();
   cmd->add_option("--eval-every", o->eval_every, "steps between evaluations (grid: at the end only)")
-      ->check(kCount)->capture_default_str();
+      ->check(count_check())->capture_default_str();
   cmd->add_option("--checkpoint-every", o->checkpoint_every, "steps between checkpoints (grid: at the end only)")
-      ->check(kCount)->capture_default_str();
+      ->check(count_check())->capture_default_str();
   cmd->add_option("--dtype", o->dtype, "float32 (fast) or float64")->check(CLI::IsMember({"float32", "float64"}))
       ->capture_default_str();
-  cmd->add_option("--min-length", o->min_length, "shortest source (copy/reverse/sort)")->check(kCount);
+  cmd->add_option("--min-length", o->min_length, "shortest source (copy/reverse/sort)")->check(count_check());
   cmd->add_option("--max-length", o->max_length, "longest source (copy/reverse/sort; FILE.tsv: longer pairs dropped)")
-      ->check(kCount);
-  cmd->add_option("--n-train", o->n_train, "training examples to generate")->check(kCount);
+      ->check(count_check());
+  cmd->add_option("--n-train", o->n_train, "training examples to generate")->check(count_check());
   cmd->add_flag("--skip-malformed", o->skip_malformed, "FILE.tsv: skip malformed lines instead of stopping at the first");
   cmd->add_option("--set", o->settings, "a model setting KEY=VALUE, e.g. --set decoder_dim=128 (repeatable)");
-  cmd->add_option("--seed", o->seed)->check(kCount)->capture_default_str();
+  cmd->add_option("--seed", o->seed)->check(count_check())->capture_default_str();
   cmd->add_option("--out", o->out, "the checkpoint directory");
   cmd->add_option("--resume", o->resume, "continue the run in this checkpoint directory (to --steps)");
   cmd->callback([o, cmd] {

@@ -158,6 +158,15 @@ class Train(CliTest):
                           "--steps", "3", "--batch-size", "4", "--out", self.path("every_" + model))
             self.assertIn("training " + model, out)
 
+    def test_transformer_decodes_within_its_positions(self):
+        # max_len 8 covers <bos> + 6 tokens + <eos>: the evaluation at the end must not decode past it.
+        run = self.path("short_transformer")
+        self.ok("train", "--model", "transformer", "--set", "d_model=8", "--set", "nhead=2", "--set", "max_len=8",
+                "--set", "learned_positions=true", "--task", "reverse", "--max-length", "6", "--n-train", "50",
+                "--steps", "2", "--batch-size", "4", "--out", run)
+        self.assertIn("  ->  ", self.ok("translate", "--checkpoint", run, "--show-attention", "1 2 3 4 5"))
+        self.fails("translate", "--checkpoint", run, "1 2 3 4 5 6 7 8 9", message="exceeds max_len 8")
+
     def test_dates_and_corpus(self):
         self.ok("train", "--task", "dates", "--n-train", "100", "--steps", "3", "--batch-size", "4", "--set",
                 "embed_dim=4", "--set", "encoder_dim=4", "--set", "decoder_dim=4", "--set", "attention_dim=4",
@@ -258,6 +267,7 @@ class BadInput(CliTest):
         self.fails("train", "--bogus", message="--bogus")
         self.fails("train", "--steps", "abc", "--out", self.path("x"), message="--steps")
         self.fails("train", "--steps", "-1", "--out", self.path("x"), message="whole number >= 0")
+        self.fails("demo", "--steps", "-1", "--out", self.path("x"), message="whole number >= 0")
         self.fails("train", "--dtype", "float16", "--out", self.path("x"), message="float16")
         self.fails("translate", "--checkpoint", self.run_dir, "--beam", "0", "1 2", message="--beam")
         self.fails("eval", message="--checkpoint is required")
@@ -322,6 +332,12 @@ class BadInput(CliTest):
         with open(bigger + "/config.json", "w") as f:
             f.write(text.replace('"decoder_dim": 8', '"decoder_dim": 9'))
         self.fails("translate", "--checkpoint", bigger, "1 2", message="shape mismatches")
+
+    def test_no_attention_to_draw(self):
+        plain = self.path("plain")
+        self.ok("train", "--model", "seq2seq", "--set", "embed_dim=4", "--set", "hidden_dim=4", "--max-length", "6",
+                "--n-train", "50", "--steps", "2", "--batch-size", "4", "--out", plain)
+        self.fails("heatmap", "--checkpoint", plain, "1 2", "--out", self.path("plain.svg"), message="no attention")
 
     def test_unknown_tokens(self):
         self.fails("translate", "--checkpoint", self.run_dir, "1 2 x 4", message="unknown token 'x' at position 2")
