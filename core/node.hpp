@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <functional>
 #include <memory>
+#include <utility>
 
 namespace attn {
 
@@ -81,14 +82,15 @@ class Node final : public NodeBase {
   Node<T>& input(std::size_t i) { return static_cast<Node<T>&>(*inputs[i]); }
 
   // grad += g, where g may be a lazy xtensor expression with a broadcast shape.
+  // A temporary array of the right shape (an rvalue Array) is moved in, not copied.
   template <class E>
-  void accumulate_grad(const E& g) {
+  void accumulate_grad(E&& g) {
     const auto& gshape = g.shape();
     const bool same_shape = gshape.size() == value.dimension() &&
                             std::equal(gshape.begin(), gshape.end(), value.shape().begin());
     if (same_shape) {
       if (has_grad) grad += g;
-      else grad = g;
+      else grad = std::forward<E>(g);
     } else {
       Array full = g;
       if (has_grad) grad += sum_to_shape(full, shape());
@@ -100,8 +102,8 @@ class Node final : public NodeBase {
   // Adds g to input i's gradient, if that input wants one. When it doesn't,
   // the lazy expression g is never evaluated, so no work is wasted.
   template <class E>
-  void add_to_input_grad(std::size_t i, const E& g) {
-    if (inputs[i]->requires_grad) input(i).accumulate_grad(g);
+  void add_to_input_grad(std::size_t i, E&& g) {
+    if (inputs[i]->requires_grad) input(i).accumulate_grad(std::forward<E>(g));
   }
 
   bool input_requires_grad(std::size_t i) const { return inputs[i]->requires_grad; }

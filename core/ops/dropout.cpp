@@ -5,6 +5,7 @@
 #include "../ops.hpp"
 #include "../record.hpp"
 
+#include <random>
 #include <sstream>
 
 namespace attn {
@@ -14,13 +15,15 @@ namespace {
 template <class T>
 Tensor dropout_(const Tensor& x, double p, Generator& gen) {
   // mask[i] = 0 (dropped, probability p) or 1 / (1 - p) (kept); drawn from gen in row-major order
+  // (the same draws as gen.uniform(), but inlined: a call per value cost more than the draw)
   xt::xarray<T> mask = xt::zeros<T>(x.shape());
   if (p < 1.0) {
     const T scale = static_cast<T>(1.0 / (1.0 - p));
-    for (std::size_t i = 0; i < mask.size(); ++i) mask.flat(i) = gen.uniform() < p ? T(0) : scale;
+    std::uniform_real_distribution<double> uniform(0.0, 1.0);
+    for (T& m : mask) m = uniform(gen.engine()) < p ? T(0) : scale;
   }
   xt::xarray<T> y = x.data<T>() * mask;
-  return record<T>("dropout", std::move(y), {x}, [mask](Node<T>& out) {
+  return record<T>("dropout", std::move(y), {x}, [mask = std::move(mask)](Node<T>& out) {
     // d (x * mask)/dx = mask: the same values are dropped and scaled in the gradient
     out.add_to_input_grad(0, out.grad * mask);
   });

@@ -2,6 +2,7 @@
 // sums each gradient back over the broadcast axes.
 #include "../ops.hpp"
 #include "../record.hpp"
+#include "layout.hpp"
 
 #include <xtensor/xmath.hpp>
 
@@ -23,9 +24,22 @@ void check_broadcast(const char* op, const Tensor& a, const Tensor& b) {
   }
 }
 
+// v as an array of `shape`: v itself if it has that shape, else its broadcast copy,
+// kept in `copy`. xtensor could broadcast v lazily inside the expression, but its
+// strided loop over a stretched [..., 1] operand is some 20x slower than this
+// contiguous copy (layout.hpp) followed by a plain, vectorized loop.
+template <class T>
+const xt::xarray<T>& stretched(const xt::xarray<T>& v, const Shape& shape, xt::xarray<T>& copy) {
+  if (v.dimension() == shape.size() && std::equal(shape.begin(), shape.end(), v.shape().begin())) return v;
+  copy = broadcast_to(v, shape);
+  return copy;
+}
+
 template <class T>
 Tensor add_(const Tensor& a, const Tensor& b) {
-  xt::xarray<T> y = a.data<T>() + b.data<T>();
+  const Shape shape = broadcast_shape("add", a.shape(), b.shape());
+  xt::xarray<T> a_copy, b_copy;
+  xt::xarray<T> y = stretched(a.data<T>(), shape, a_copy) + stretched(b.data<T>(), shape, b_copy);
   return record<T>("add", std::move(y), {a, b}, [](Node<T>& out) {
     // d(a + b)/da = 1, d(a + b)/db = 1
     out.add_to_input_grad(0, out.grad);
@@ -35,7 +49,9 @@ Tensor add_(const Tensor& a, const Tensor& b) {
 
 template <class T>
 Tensor sub_(const Tensor& a, const Tensor& b) {
-  xt::xarray<T> y = a.data<T>() - b.data<T>();
+  const Shape shape = broadcast_shape("sub", a.shape(), b.shape());
+  xt::xarray<T> a_copy, b_copy;
+  xt::xarray<T> y = stretched(a.data<T>(), shape, a_copy) - stretched(b.data<T>(), shape, b_copy);
   return record<T>("sub", std::move(y), {a, b}, [](Node<T>& out) {
     // d(a - b)/da = 1, d(a - b)/db = -1
     out.add_to_input_grad(0, out.grad);
@@ -45,20 +61,26 @@ Tensor sub_(const Tensor& a, const Tensor& b) {
 
 template <class T>
 Tensor mul_(const Tensor& a, const Tensor& b) {
-  xt::xarray<T> y = a.data<T>() * b.data<T>();
-  return record<T>("mul", std::move(y), {a, b}, [](Node<T>& out) {
+  const Shape shape = broadcast_shape("mul", a.shape(), b.shape());
+  xt::xarray<T> a_copy, b_copy;
+  xt::xarray<T> y = stretched(a.data<T>(), shape, a_copy) * stretched(b.data<T>(), shape, b_copy);
+  return record<T>("mul", std::move(y), {a, b}, [shape](Node<T>& out) {
     // d(a * b)/da = b, d(a * b)/db = a
-    out.add_to_input_grad(0, out.grad * out.input(1).value);
-    out.add_to_input_grad(1, out.grad * out.input(0).value);
+    xt::xarray<T> a_copy, b_copy;
+    if (out.input_requires_grad(0)) out.add_to_input_grad(0, out.grad * stretched(out.input(1).value, shape, b_copy));
+    if (out.input_requires_grad(1)) out.add_to_input_grad(1, out.grad * stretched(out.input(0).value, shape, a_copy));
   });
 }
 
 template <class T>
 Tensor div_(const Tensor& a, const Tensor& b) {
-  xt::xarray<T> y = a.data<T>() / b.data<T>();
-  return record<T>("div", std::move(y), {a, b}, [](Node<T>& out) {
+  const Shape shape = broadcast_shape("div", a.shape(), b.shape());
+  xt::xarray<T> a_copy, b_copy;
+  xt::xarray<T> y = stretched(a.data<T>(), shape, a_copy) / stretched(b.data<T>(), shape, b_copy);
+  return record<T>("div", std::move(y), {a, b}, [shape](Node<T>& out) {
     // d(a / b)/da = 1 / b, d(a / b)/db = -a / b^2 = -(a / b) / b
-    const auto& b = out.input(1).value;
+    xt::xarray<T> b_copy;
+    const auto& b = stretched(out.input(1).value, shape, b_copy);
     out.add_to_input_grad(0, out.grad / b);
     out.add_to_input_grad(1, -out.grad * out.value / b);
   });

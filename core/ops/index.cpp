@@ -27,7 +27,7 @@ Tensor gather_(const Tensor& x, std::size_t dim, const std::vector<std::size_t>&
     const std::size_t m = rows.size();
     for (std::size_t j = 0; j < m; ++j)
       add_slab(out.grad.data(), m, j, g.data(), b.n, rows[j], 1, b.outer, b.inner);
-    out.add_to_input_grad(0, g);
+    out.add_to_input_grad(0, std::move(g));
   });
 }
 
@@ -42,7 +42,7 @@ Tensor masked_fill_(const Tensor& x, const Mask& mask, double value) {
     xt::xarray<T> g = out.grad;
     for (std::size_t i = 0; i < g.size(); ++i)
       if (mask.flat(i)) g.flat(i) = T(0);
-    out.add_to_input_grad(0, g);
+    out.add_to_input_grad(0, std::move(g));
   });
 }
 
@@ -61,8 +61,8 @@ Tensor where_(const Mask& condition, const Tensor& a, const Tensor& b) {
       if (condition.flat(i)) ga.flat(i) = out.grad.flat(i);
       else gb.flat(i) = out.grad.flat(i);
     }
-    out.add_to_input_grad(0, ga);
-    out.add_to_input_grad(1, gb);
+    out.add_to_input_grad(0, std::move(ga));
+    out.add_to_input_grad(1, std::move(gb));
   });
 }
 

@@ -28,7 +28,7 @@ Tensor concat_(const std::vector<Tensor>& xs, std::size_t dim) {
       if (!out.input_requires_grad(j)) continue;
       xt::xarray<T> g = xt::xarray<T>::from_shape(out.input(j).shape());
       copy_slab(out.grad.data(), b.n, offset, g.data(), sizes[j], 0, sizes[j], b.outer, b.inner);
-      out.add_to_input_grad(j, g);
+      out.add_to_input_grad(j, std::move(g));
     }
   });
 }

@@ -120,6 +120,9 @@ inline Shape strides_of(const Shape& shape) {
 // Plain loops on purpose: xtensor 0.24 with xsimd evaluates broadcast expressions
 // involving bool arrays wrongly (xtensor issues #2025, #2040), so the mask ops
 // broadcast their operands first and then compare or select element by element.
+// It is also several times faster than xtensor's strided loop over a broadcast
+// operand, so the arithmetic ops (elementwise.cpp), linear's bias and sum's
+// backward stretch their operands with it too.
 template <class X>
 xt::xarray<X> broadcast_to(const xt::xarray<X>& a, const Shape& shape) {
   const std::size_t lead = shape.size() - a.dimension();

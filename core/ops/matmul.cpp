@@ -11,6 +11,7 @@
 #include "../blas.hpp"
 #include "../ops.hpp"
 #include "../record.hpp"
+#include "layout.hpp"
 
 namespace attn {
 
@@ -139,8 +140,7 @@ Tensor linear_(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   out_shape.back() = outs;
   const bool has_bias = bias.defined();
   // With a bias, y starts as the bias in every row and gemm adds x W^T to it (beta = 1).
-  xt::xarray<T> y = has_bias ? xt::xarray<T>(xt::broadcast(bias.data<T>(), out_shape))
-                             : xt::xarray<T>::from_shape(out_shape);
+  xt::xarray<T> y = has_bias ? broadcast_to(bias.data<T>(), out_shape) : xt::xarray<T>::from_shape(out_shape);
   // [rows, in] x [out, in]^T -> [rows, out]
   blas::gemm(false, true, rows, outs, in, T(1), x.data<T>().data(), in, weight.data<T>().data(), in,
              T(has_bias ? 1 : 0), y.data(), outs);
@@ -157,9 +157,12 @@ Tensor linear_(const Tensor& x, const Tensor& weight, const Tensor& bias) {
       // dW = G^T x: [rows, out]^T x [rows, in] -> [out, in]
       blas::gemm(true, false, outs, in, rows, T(1), G, outs, out.input(0).value.data(), in, T(1),
                  grad_buffer(out.input(1)), in);
-    if (has_bias)
-      // d bias = G summed over the rows (accumulate_grad sums the broadcast dims away)
-      out.add_to_input_grad(2, out.grad);
+    if (has_bias && out.input_requires_grad(2)) {
+      // d bias = G summed over the rows: [rows, out] -> [out]
+      T* db = grad_buffer(out.input(2));
+      for (std::size_t r = 0; r < rows; ++r)
+        for (std::size_t j = 0; j < outs; ++j) db[j] += G[r * outs + j];
+    }
   });
 }
 

@@ -53,7 +53,7 @@ Tensor reshape_(const Tensor& x, const Shape& shape, const char* op) {
     // d reshape(x)/dx = identity on the row-major order: the gradient takes x's shape back
     xt::xarray<T> g = out.grad;
     g.reshape(out.input(0).shape());
-    out.add_to_input_grad(0, g);
+    out.add_to_input_grad(0, std::move(g));
   });
 }
 
