@@ -11,6 +11,7 @@
 //   lstm         nn::LSTM(128, 128, batch_first) forward + backward over [32, 20, 128]
 //
 //   model_bench <workload> <f32|f64>           warm-up, then the median of 30 calls
+//   model_bench --profile <workload> <f32|f64> time 10 calls op by op (attn::profiler)
 //   model_bench --serve <workload> <f32|f64>   for bench/run.py, which alternates with
 //                PyTorch (bench/torch_models.py speaks the same): reads lines "N",
 //                answers N times in us on one line; "mem" answers
@@ -69,6 +70,7 @@ struct TrainStep {
                                           attn::data::Vocab::pad_id);
     loss.backward();
     adam.step();
+    attn::profiler::mark();  // Adam records no op: keep its time out of the next op's forward
   }
   std::unique_ptr<attn::models::Seq2Seq> model;
   attn::nn::Adam adam;
@@ -178,12 +180,13 @@ int main(int argc, char** argv) {
   const char* threads = std::getenv("ATTN_BLAS_THREADS");
   attn::blas::set_num_threads(threads ? std::atoi(threads) : 1);
   const bool serve = argc > 1 && std::string(argv[1]) == "--serve";
-  if (argc != (serve ? 4 : 3)) {
-    std::cerr << "usage: model_bench [--serve] <transformer|bahdanau|decode-transformer|decode-bahdanau|lstm> "
+  const bool profile = argc > 1 && std::string(argv[1]) == "--profile";
+  if (argc != (serve || profile ? 4 : 3)) {
+    std::cerr << "usage: model_bench [--serve|--profile] <transformer|bahdanau|decode-transformer|decode-bahdanau|lstm> "
                  "<f32|f64>\n";
     return 2;
   }
-  const std::string name = argv[serve ? 2 : 1], dtype = argv[serve ? 3 : 2];
+  const std::string name = argv[serve || profile ? 2 : 1], dtype = argv[serve || profile ? 3 : 2];
   const Work work = make_work(name, dtype == "f32" ? attn::Dtype::Float32 : attn::Dtype::Float64);
 
   if (serve) {
@@ -201,6 +204,17 @@ int main(int argc, char** argv) {
   }
 
   for (int i = 0; i < 3; ++i) work();  // warm-up
+  if (profile) {
+    constexpr int calls = 10;
+    attn::profiler::enable();
+    double total = 0;
+    for (int i = 0; i < calls; ++i) total += timed(work);
+    attn::profiler::enable(false);
+    std::cout << "attn " << name << " " << dtype << ", " << calls << " calls, " << total / 1000 / calls
+              << " ms per call; ms below are per call\n"
+              << attn::profiler::table(calls);
+    return 0;
+  }
   std::vector<double> times;
   for (int i = 0; i < 30; ++i) times.push_back(timed(work));
   std::cout << "attn " << name << " " << dtype << ": median " << median(times) / 1000 << " ms, peak RSS "

@@ -9,6 +9,7 @@
 // 4. Unless retain_graph, release every op node's inputs and backward function.
 #include "record.hpp"
 
+#include <chrono>
 #include <unordered_set>
 
 namespace attn {
@@ -70,7 +71,13 @@ void run_backward(NodeBase& root, const Tensor* grad_output, bool retain_graph) 
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     NodeBase* node = *it;
     if (node->is_leaf) continue;
-    node->run_backward();
+    if (profiler::detail::on) {
+      const auto start = std::chrono::steady_clock::now();
+      node->run_backward();
+      profiler::backward_ran(node->op, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    } else {
+      node->run_backward();
+    }
     if (!node->retains_grad) node->clear_grad();  // intermediate gradients are not kept
   }
 

@@ -58,6 +58,12 @@ Tensor logsumexp(const Tensor& x, long dim, bool keepdim = false);        // sta
 Tensor softmax(const Tensor& x, long dim);      // stable: no NaN for inputs of 1000
 Tensor log_softmax(const Tensor& x, long dim);
 
+// ---- normalization (core/ops/norm.cpp) ----------------------------------------
+// Each row of the last dims `normalized_shape` to zero mean and unit variance,
+// then * weight + bias (either may be undefined), as F.layer_norm. One fused op.
+Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight = Tensor(),
+                  const Tensor& bias = Tensor(), double eps = 1e-5);
+
 // ---- matrix products (core/ops/matmul.cpp, through OpenBLAS gemm) ------------
 // numpy semantics: 1-D x 1-D is a dot product; 2-D x 2-D a matrix product;
 // N-D operands are stacks of matrices with broadcast batch dims.

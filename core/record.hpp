@@ -10,6 +10,7 @@
 // node pointers, so the graph never keeps itself alive.
 #pragma once
 
+#include "profiler.hpp"
 #include "tensor.hpp"
 
 #include <initializer_list>
@@ -36,6 +37,7 @@ Tensor record(const char* op, xt::xarray<T> value, std::vector<Tensor> inputs,
     for (const Tensor& in : inputs) node->inputs.push_back(in.node());
     node->backward_fn = std::move(backward);
   }
+  if (profiler::detail::on) profiler::forward_recorded(op);
   return Tensor(node);
 }
 

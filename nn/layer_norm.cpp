@@ -26,15 +26,8 @@ Tensor LayerNorm::forward(const Tensor& x) const {
   if (shape.size() < k || !std::equal(normalized_shape.begin(), normalized_shape.end(), shape.end() - k))
     throw ShapeError("LayerNorm: expected input [..., " + shape_str(normalized_shape).substr(1) + ", got " +
                      shape_str(shape));
-  std::vector<long> dims;  // the last k dims: -k, ..., -1
-  for (long d = -static_cast<long>(k); d < 0; ++d) dims.push_back(d);
-
-  Tensor mu = mean(x, dims, /*keepdim=*/true);        // [..., 1, ..., 1]
-  Tensor centered = x - mu;                           // x - mean(x)
-  Tensor var = mean(centered * centered, dims, true);  // biased: divided by n
-  Tensor y = centered / sqrt(var + eps);
-  if (elementwise_affine) y = y * weight + bias;       // weight, bias broadcast over the leading dims
-  return y;
+  // One fused op (core/ops/norm.cpp): (x - mean) / sqrt(var + eps) * weight + bias over the last k dims
+  return elementwise_affine ? layer_norm(x, normalized_shape, weight, bias, eps) : layer_norm(x, normalized_shape, Tensor(), Tensor(), eps);
 }
 
 std::string LayerNorm::extra_repr() const {

@@ -6,8 +6,9 @@
 // gemm reads it transposed through its trans flag (see core/blas.hpp).
 //
 // Backward of C = A B, with G = dL/dC:   dA = G B^T,   dB = A^T G.
-// gemm adds into the input's gradient buffer (beta = 1), so an operand whose
-// batch dims were broadcast, used by several products, sums its gradients.
+// gemm writes straight into the input's gradient buffer: it overwrites a fresh
+// one (beta = 0) and adds to one that already holds a gradient (beta = 1), so an
+// operand used by several products, or whose batch dims were broadcast, sums them.
 #include "../blas.hpp"
 #include "../ops.hpp"
 #include "../record.hpp"
@@ -87,14 +88,32 @@ MatmulPlan plan_matmul(const Shape& sa, const Shape& sb) {
   return p;
 }
 
-// The input's gradient as a buffer gemm can add into (beta = 1): zeros if it has none yet.
+// Where gemm writes an input's gradient, and with which beta. An input with no
+// gradient yet gets a fresh buffer that gemm overwrites (beta = 0): filling it
+// with zeros first would cost a pass over memory for nothing. Otherwise gemm
+// adds into the gradient it already has (beta = 1).
 template <class T>
-T* grad_buffer(Node<T>& in) {
-  if (!in.has_grad) {
-    in.grad = xt::zeros<T>(in.value.shape());
-    in.has_grad = true;
-  }
-  return in.grad.data();
+struct GradTarget {
+  T* data;
+  T beta;
+};
+
+template <class T>
+GradTarget<T> grad_target(Node<T>& in) {
+  if (in.has_grad) return {in.grad.data(), T(1)};
+  in.grad = xt::xarray<T>::from_shape(in.value.shape());
+  in.has_grad = true;
+  return {in.grad.data(), T(0)};
+}
+
+// Backward of a stack of products writes matrix `block` of a gradient once per
+// product that used it: the first write overwrites (if the target said so), the
+// rest add. `written` remembers which blocks were written.
+template <class T>
+T beta_for(const GradTarget<T>& target, std::vector<bool>& written, std::size_t block) {
+  const T beta = written[block] ? T(1) : target.beta;
+  written[block] = true;
+  return beta;
 }
 
 template <class T>
@@ -114,18 +133,20 @@ Tensor matmul_(const Tensor& a, const Tensor& b, const MatmulPlan& p) {
     const T* A = out.input(0).value.data();
     const T* B = out.input(1).value.data();
     if (out.input_requires_grad(0)) {
-      T* dA = grad_buffer(out.input(0));
+      const GradTarget<T> dA = grad_target(out.input(0));
+      std::vector<bool> written(out.input(0).value.size() / (m * k));
       for (std::size_t i = 0; i < p.a_of.size(); ++i)
         // dA = G B^T: [m, n] x [k, n]^T -> [m, k]
-        blas::gemm(false, true, m, k, n, T(1), G + i * m * n, n, B + p.b_of[i] * k * n, n, T(1),
-                   dA + p.a_of[i] * m * k, k);
+        blas::gemm(false, true, m, k, n, T(1), G + i * m * n, n, B + p.b_of[i] * k * n, n,
+                   beta_for(dA, written, p.a_of[i]), dA.data + p.a_of[i] * m * k, k);
     }
     if (out.input_requires_grad(1)) {
-      T* dB = grad_buffer(out.input(1));
+      const GradTarget<T> dB = grad_target(out.input(1));
+      std::vector<bool> written(out.input(1).value.size() / (k * n));
       for (std::size_t i = 0; i < p.a_of.size(); ++i)
         // dB = A^T G: [m, k]^T x [m, n] -> [k, n]   (folded: [B*T, D]^T x [B*T, O] -> [D, O], one gemm)
-        blas::gemm(true, false, k, n, m, T(1), A + p.a_of[i] * m * k, k, G + i * m * n, n, T(1),
-                   dB + p.b_of[i] * k * n, n);
+        blas::gemm(true, false, k, n, m, T(1), A + p.a_of[i] * m * k, k, G + i * m * n, n,
+                   beta_for(dB, written, p.b_of[i]), dB.data + p.b_of[i] * k * n, n);
     }
   });
 }
@@ -149,19 +170,22 @@ Tensor linear_(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   if (has_bias) inputs.push_back(bias);
   return record<T>("linear", std::move(y), inputs, [rows, in, outs, has_bias](Node<T>& out) {
     const T* G = out.grad.data();  // [rows, out]
-    if (out.input_requires_grad(0))
+    if (out.input_requires_grad(0)) {
       // dx = G W: [rows, out] x [out, in] -> [rows, in]
-      blas::gemm(false, false, rows, in, outs, T(1), G, outs, out.input(1).value.data(), in, T(1),
-                 grad_buffer(out.input(0)), in);
-    if (out.input_requires_grad(1))
+      const GradTarget<T> dx = grad_target(out.input(0));
+      blas::gemm(false, false, rows, in, outs, T(1), G, outs, out.input(1).value.data(), in, dx.beta, dx.data, in);
+    }
+    if (out.input_requires_grad(1)) {
       // dW = G^T x: [rows, out]^T x [rows, in] -> [out, in]
-      blas::gemm(true, false, outs, in, rows, T(1), G, outs, out.input(0).value.data(), in, T(1),
-                 grad_buffer(out.input(1)), in);
+      const GradTarget<T> dW = grad_target(out.input(1));
+      blas::gemm(true, false, outs, in, rows, T(1), G, outs, out.input(0).value.data(), in, dW.beta, dW.data, in);
+    }
     if (has_bias && out.input_requires_grad(2)) {
       // d bias = G summed over the rows: [rows, out] -> [out]
-      T* db = grad_buffer(out.input(2));
+      const GradTarget<T> db = grad_target(out.input(2));
+      if (db.beta == T(0)) std::fill(db.data, db.data + outs, T(0));
       for (std::size_t r = 0; r < rows; ++r)
-        for (std::size_t j = 0; j < outs; ++j) db[j] += G[r * outs + j];
+        for (std::size_t j = 0; j < outs; ++j) db.data[j] += G[r * outs + j];
     }
   });
 }
