@@ -6,6 +6,7 @@
 #include "core/dot.hpp"
 #include "core/errors.hpp"
 #include "core/gradcheck.hpp"
+#include "core/memory.hpp"
 #include "core/ops.hpp"
 #include "core/profiler.hpp"
 #include "core/random.hpp"

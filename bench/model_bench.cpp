@@ -179,6 +179,7 @@ int main(int argc, char** argv) {
   const long baseline_kb = status_kb("VmRSS");
   const char* threads = std::getenv("ATTN_BLAS_THREADS");
   attn::blas::set_num_threads(threads ? std::atoi(threads) : 1);
+  attn::reuse_freed_memory();  // as the attn command line does (core/memory.hpp); run.py gives torch the same
   const bool serve = argc > 1 && std::string(argv[1]) == "--serve";
   const bool profile = argc > 1 && std::string(argv[1]) == "--profile";
   if (argc != (serve || profile ? 4 : 3)) {

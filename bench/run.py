@@ -55,8 +55,13 @@ class Server:
         self.proc.wait()
 
 
+# What attn::reuse_freed_memory() (core/memory.hpp) sets inside attn's programs,
+# given to torch's processes too, so that both sides run with the same malloc.
+MALLOC = "glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=1073741824"
+
+
 def environment(torch_threads=None):
-    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1", GLIBC_TUNABLES=MALLOC)
     if torch_threads:
         env["ATTN_TORCH_THREADS"] = str(torch_threads)
     return env
@@ -140,6 +145,8 @@ def main():
                                                           " ".join("%.1f" % v for v in os.getloadavg())))
     print("threads: attn OpenBLAS 1 (OPENBLAS_NUM_THREADS=1); torch.set_num_threads(2) [torch@2] and (1) "
           "[torch@1], OPENBLAS_NUM_THREADS=MKL_NUM_THREADS=1")
+    print("malloc: freed memory kept for reuse on both sides: attn::reuse_freed_memory(), and torch with "
+          "GLIBC_TUNABLES=" + MALLOC)
     print("models: median of %d calls, alternating attn / torch@2 / torch@1 in %d rounds after a warm-up round; "
           "ops: best of 2 x 5 repetitions" % (rounds * CALLS, rounds))
     print("ratio = attn / the faster torch (time; for rates the inverse): below 1, attn is faster")

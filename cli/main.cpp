@@ -7,6 +7,7 @@
 #include "commands.hpp"
 
 #include "../core/blas.hpp"
+#include "../core/memory.hpp"
 
 #include <algorithm>
 #include <iostream>
@@ -40,6 +41,7 @@ int main(int argc, char** argv) {
   // The course's matrices are small: OpenBLAS's thread pool costs more than it
   // gains on them (measured 3x slower training on 2 cores), so use one thread.
   attn::blas::set_num_threads(1);
+  attn::reuse_freed_memory();  // every training step allocates the same arrays: keep them (core/memory.hpp)
   CLI::App app{"attn: attention from scratch, in C++. Train the course's models and see where they attend."};
   app.require_subcommand(1);
   attn::cli::add_demo_command(app);

@@ -86,8 +86,8 @@ class Node final : public NodeBase {
   template <class E>
   void accumulate_grad(E&& g) {
     const auto& gshape = g.shape();
-    const bool same_shape = gshape.size() == value.dimension() &&
-                            std::equal(gshape.begin(), gshape.end(), value.shape().begin());
+    bool same_shape = gshape.size() == value.dimension();
+    for (std::size_t d = 0; same_shape && d < gshape.size(); ++d) same_shape = gshape[d] == value.shape()[d];
     if (same_shape) {
       if (has_grad) grad += g;
       else grad = std::forward<E>(g);
@@ -107,6 +107,11 @@ class Node final : public NodeBase {
   }
 
   bool input_requires_grad(std::size_t i) const { return inputs[i]->requires_grad; }
+
+  // This node's gradient, for a backward function's last use of it: moved out
+  // (no copy), since the engine drops it right after backward, unless the user
+  // asked to keep it (retain_grad). Lets an op compute its input's gradient in place.
+  Array take_grad() { return retains_grad ? grad : std::move(grad); }
 
   void run_backward() override {
     if (backward_fn && has_grad) backward_fn(*this);

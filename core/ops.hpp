@@ -85,6 +85,9 @@ std::vector<Tensor> chunk(const Tensor& x, std::size_t chunks, long dim);
 Tensor narrow(const Tensor& x, long dim, std::size_t start, std::size_t length);
 Tensor select(const Tensor& x, long dim, long index);  // removes dim: x[:, t] for dim 1
 Tensor expand(const Tensor& x, const Shape& shape);     // broadcast to shape (copy)
+// Multi-head attention's rearrangements, each one copy (reshape + transpose would be two):
+Tensor split_heads(const Tensor& x, std::size_t num_heads);  // [B, T, H * d] -> [B, H, T, d]
+Tensor merge_heads(const Tensor& x);                         // [B, H, T, d] -> [B, T, H * d]
 
 // ---- indexing and masks (core/ops/index.cpp) ---------------------------------
 Tensor index_select(const Tensor& x, long dim, const Index& index);

@@ -3,6 +3,8 @@
 
 #include "../core/record.hpp"
 
+#include <xtensor/xnoalias.hpp>
+
 #include <cmath>
 
 namespace attn::nn {
@@ -11,10 +13,15 @@ namespace {
 
 template <class T>
 void adam_update(Tensor& param, Tensor& exp_avg, Tensor& exp_avg_sq, long step, const Adam& o, bool decoupled) {
+  // Every update below is elementwise, so it may write in place: xt::noalias tells
+  // xtensor so, and it skips the temporary it would otherwise evaluate into first.
   xt::xarray<T>& p = param.data<T>();
-  xt::xarray<T> g = static_cast<Node<T>&>(*param.node()).grad;
-  if (decoupled) p = p * static_cast<T>(1 - o.lr * o.weight_decay);          // AdamW: shrink p itself
-  else if (o.weight_decay != 0) g = g + static_cast<T>(o.weight_decay) * p;  // Adam: L2 term in the gradient
+  const xt::xarray<T>& grad = static_cast<Node<T>&>(*param.node()).grad;
+  const bool l2 = !decoupled && o.weight_decay != 0;
+  xt::xarray<T> with_l2;  // Adam's L2 term makes a new gradient; otherwise grad is used as it is
+  if (decoupled) xt::noalias(p) = p * static_cast<T>(1 - o.lr * o.weight_decay);  // AdamW: shrink p itself
+  else if (l2) with_l2 = grad + static_cast<T>(o.weight_decay) * p;                 // Adam: L2 term in g
+  const xt::xarray<T>& g = l2 ? with_l2 : grad;
 
   if (!exp_avg.defined()) {  // first step: both averages start at zero
     exp_avg = Tensor(xt::xarray<T>(xt::zeros<T>(p.shape())));
@@ -23,15 +30,15 @@ void adam_update(Tensor& param, Tensor& exp_avg, Tensor& exp_avg_sq, long step, 
   const auto [beta1, beta2] = o.betas;
   xt::xarray<T>& m = exp_avg.data<T>();
   xt::xarray<T>& v = exp_avg_sq.data<T>();
-  m = m * static_cast<T>(beta1) + static_cast<T>(1 - beta1) * g;      // running mean of g
-  v = v * static_cast<T>(beta2) + static_cast<T>(1 - beta2) * g * g;  // running mean of g^2
+  xt::noalias(m) = m * static_cast<T>(beta1) + static_cast<T>(1 - beta1) * g;      // running mean of g
+  xt::noalias(v) = v * static_cast<T>(beta2) + static_cast<T>(1 - beta2) * g * g;  // running mean of g^2
 
   // m and v start at 0, so early on they are too small by (1 - beta^t): divide that out.
   const double bias_correction1 = 1 - std::pow(beta1, static_cast<double>(step));
   const double bias_correction2 = 1 - std::pow(beta2, static_cast<double>(step));
-  const double step_size = o.lr / bias_correction1;
-  const xt::xarray<T> denom = xt::sqrt(v) / static_cast<T>(std::sqrt(bias_correction2)) + static_cast<T>(o.eps);
-  p = p + static_cast<T>(-step_size) * m / denom;
+  const T step_size = static_cast<T>(o.lr / bias_correction1);
+  const T sqrt_bc2 = static_cast<T>(std::sqrt(bias_correction2)), eps = static_cast<T>(o.eps);
+  xt::noalias(p) = p - step_size * m / (xt::sqrt(v) / sqrt_bc2 + eps);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <sstream>
+#include <vector>
 
 namespace attn {
 
@@ -20,37 +21,44 @@ std::uint64_t splitmix64(std::uint64_t z) {
   return z ^ (z >> 31);
 }
 
-// The mask's values, from the call's key. target_clones compiles this loop twice,
-// for AVX2 and for any x86-64, and the CPU picks at load time: with AVX2 the
-// hash runs 4 values at a time (3x faster here).
-template <class T>
+// Which values survive: keep[i] = 1 (kept) or 0 (dropped, probability p).
+// Counter-based, like PyTorch's Philox: the call's key and the counter j give
+// the 64 bits splitmix64(key + j * golden) for the pair of values 2j and 2j + 1,
+// 32 bits each, and a value is dropped when its 32 bits are below p * 2^32.
+// target_clones compiles the loop twice, for AVX2 and for any x86-64, and the
+// CPU picks at load time: with AVX2 the hash runs 4 counters at a time.
 __attribute__((target_clones("avx2", "default")))
-void fill_mask(T* m, std::size_t n, std::uint64_t key, std::uint64_t threshold, T scale) {
-  auto value = [&](std::uint64_t bits32) { return bits32 < threshold ? T(0) : scale; };
+void fill_keep(std::uint8_t* keep, std::size_t n, std::uint64_t key, double p) {
+  const std::uint64_t threshold = static_cast<std::uint64_t>(p * 4294967296.0);  // p * 2^32
+  auto kept = [threshold](std::uint64_t bits32) { return static_cast<std::uint8_t>(bits32 >= threshold); };
   for (std::size_t j = 0; j < n / 2; ++j) {
     const std::uint64_t bits = splitmix64(key + j * 0x9e3779b97f4a7c15ull);
-    m[2 * j] = value(bits & 0xffffffffu);
-    m[2 * j + 1] = value(bits >> 32);
+    keep[2 * j] = kept(bits & 0xffffffffu);
+    keep[2 * j + 1] = kept(bits >> 32);
   }
-  if (n % 2) m[n - 1] = value(splitmix64(key + (n / 2) * 0x9e3779b97f4a7c15ull) & 0xffffffffu);
+  if (n % 2) keep[n - 1] = kept(splitmix64(key + (n / 2) * 0x9e3779b97f4a7c15ull) & 0xffffffffu);
+}
+
+// out[i] = in[i] * scale where keep[i], else 0 (out may be in). Also compiled for AVX2.
+template <class T>
+__attribute__((target_clones("avx2", "default")))
+void apply_keep(const T* in, const std::uint8_t* keep, std::size_t n, T scale, T* out) {
+  for (std::size_t i = 0; i < n; ++i) out[i] = keep[i] ? in[i] * scale : T(0);
 }
 
 template <class T>
 Tensor dropout_(const Tensor& x, double p, Generator& gen) {
-  // mask[i] = 0 (dropped, probability p) or 1 / (1 - p) (kept).
-  // Counter-based, like PyTorch's Philox: one draw of gen gives this call a key,
-  // and the pair of values 2j, 2j+1 takes the 64 bits splitmix64(key + j * golden),
-  // 32 bits each. A value is dropped when its 32 bits u < p * 2^32. Much faster
-  // than a draw of gen per value, and as reproducible: the same seed, the same masks.
-  const std::uint64_t key = gen.engine()();
-  const std::uint64_t threshold = static_cast<std::uint64_t>(p * 4294967296.0);  // p * 2^32
-  const T scale = p < 1.0 ? static_cast<T>(1.0 / (1.0 - p)) : T(0);
-  xt::xarray<T> mask = xt::xarray<T>::from_shape(x.shape());
-  fill_mask(mask.data(), mask.size(), key, threshold, scale);
-  xt::xarray<T> y = x.data<T>() * mask;
-  return record<T>("dropout", std::move(y), {x}, [mask = std::move(mask)](Node<T>& out) {
-    // d (x * mask)/dx = mask: the same values are dropped and scaled in the gradient
-    out.add_to_input_grad(0, out.grad * mask);
+  // One draw of gen per call: the same seed gives the same masks.
+  std::vector<std::uint8_t> keep(x.numel());  // a byte per value, not a float: the mask is kept for backward
+  fill_keep(keep.data(), keep.size(), gen.engine()(), p);
+  const T scale = p < 1.0 ? static_cast<T>(1.0 / (1.0 - p)) : T(0);  // survivors scaled by 1 / (1 - p)
+  xt::xarray<T> y = xt::xarray<T>::from_shape(x.shape());
+  apply_keep(x.data<T>().data(), keep.data(), keep.size(), scale, y.data());
+  return record<T>("dropout", std::move(y), {x}, [keep = std::move(keep), scale](Node<T>& out) {
+    // d dropout(x)/dx = scale where kept, else 0: the same values are dropped and scaled in the gradient
+    xt::xarray<T> g = out.take_grad();
+    apply_keep(g.data(), keep.data(), keep.size(), scale, g.data());  // in place
+    out.add_to_input_grad(0, std::move(g));
   });
 }
 

@@ -191,8 +191,11 @@ template <class T>
 Tensor relu_(const Tensor& x) {
   xt::xarray<T> y = xt::maximum(x.data<T>(), T(0));
   return record<T>("relu", std::move(y), {x}, [](Node<T>& out) {
-    // d relu(x)/dx = 1 where x > 0, else 0
-    out.add_to_input_grad(0, xt::where(out.input(0).value > T(0), out.grad, T(0)));
+    // d relu(x)/dx = 1 where x > 0, else 0: the gradient zeroed in place where x <= 0
+    xt::xarray<T> g = out.take_grad();
+    const T* x = out.input(0).value.data();
+    for (std::size_t i = 0; i < g.size(); ++i) g.data()[i] = x[i] > T(0) ? g.data()[i] : T(0);
+    out.add_to_input_grad(0, std::move(g));
   });
 }
 

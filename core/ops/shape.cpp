@@ -1,5 +1,6 @@
 // Ops that rearrange values without computing anything: transpose, permute,
-// reshape, unsqueeze, squeeze, expand. Each returns a new contiguous row-major
+// reshape, unsqueeze, squeeze, expand, and multi-head attention's split_heads
+// and merge_heads. Each returns a new contiguous row-major
 // array; its backward puts the gradient back into the input's layout.
 #include "../ops.hpp"
 #include "../record.hpp"
@@ -18,9 +19,11 @@ std::string dims_str(const std::vector<long>& dims) {
 // Output dim i is input dim perm[i], as PyTorch's permute: y.shape[i] = x.shape[perm[i]].
 // Walks the output row-major; one step along output dim d is one step along
 // input dim perm[d], i.e. x's stride of that dim (walk, layout.hpp).
+// x's values are read as an array of `in_shape` (the same number of values):
+// a reshape and a permute in one copy.
 template <class T>
-xt::xarray<T> permuted(const xt::xarray<T>& x, const std::vector<std::size_t>& perm) {
-  const Shape in_shape(x.shape().begin(), x.shape().end()), in_strides = strides_of(in_shape);
+xt::xarray<T> permuted(const xt::xarray<T>& x, const Shape& in_shape, const std::vector<std::size_t>& perm) {
+  const Shape in_strides = strides_of(in_shape);
   Shape shape, step;
   for (std::size_t p : perm) {
     shape.push_back(in_shape[p]);
@@ -31,6 +34,11 @@ xt::xarray<T> permuted(const xt::xarray<T>& x, const std::vector<std::size_t>& p
   const T* in = x.data();
   walk(shape, step, [&](std::size_t offset) { *out++ = in[offset]; });
   return y;
+}
+
+template <class T>
+xt::xarray<T> permuted(const xt::xarray<T>& x, const std::vector<std::size_t>& perm) {
+  return permuted(x, Shape(x.shape().begin(), x.shape().end()), perm);
 }
 
 template <class T>
@@ -51,8 +59,29 @@ Tensor reshape_(const Tensor& x, const Shape& shape, const char* op) {
   y.reshape(shape);
   return record<T>(op, std::move(y), {x}, [](Node<T>& out) {
     // d reshape(x)/dx = identity on the row-major order: the gradient takes x's shape back
-    xt::xarray<T> g = out.grad;
+    xt::xarray<T> g = out.take_grad();
     g.reshape(out.input(0).shape());
+    out.add_to_input_grad(0, std::move(g));
+  });
+}
+
+// [B, T, H * d] read as [B, T, H, d] and permuted to [B, H, T, d] (dims 0, 2, 1, 3), or back.
+template <class T>
+Tensor heads_(const Tensor& x, const Shape& read_as, const Shape& out_shape, const char* op) {
+  const std::vector<std::size_t> swap_1_2{0, 2, 1, 3};  // its own inverse
+  xt::xarray<T> y = permuted(x.data<T>(), read_as, swap_1_2);
+  y.reshape(out_shape);
+  return record<T>(op, std::move(y), {x}, [swap_1_2](Node<T>& out) {
+    // a permutation only moves values: the gradient moves back, read with the output's 4-d shape
+    const Shape in_shape = out.input(0).shape();
+    Shape grad_as(4);  // the output's gradient as [B, T, H, d] (merge) or [B, H, T, d] (split)
+    if (in_shape.size() == 3) {  // split_heads: out [B, H, T, d]
+      grad_as.assign(out.value.shape().begin(), out.value.shape().end());
+    } else {                     // merge_heads: out [B, T, E], E = H * d
+      grad_as = {in_shape[0], in_shape[2], in_shape[1], in_shape[3]};
+    }
+    xt::xarray<T> g = permuted(out.grad, grad_as, swap_1_2);
+    g.reshape(in_shape);
     out.add_to_input_grad(0, std::move(g));
   });
 }
@@ -135,6 +164,26 @@ Tensor squeeze(const Tensor& x, long dim) {
                      ", expected 1 (shape " + shape_str(shape) + ")");
   shape.erase(shape.begin() + static_cast<long>(d));
   return ATTN_DISPATCH(x.dtype(), reshape_, x, shape, "squeeze");
+}
+
+Tensor split_heads(const Tensor& x, std::size_t num_heads) {
+  check_inputs("split_heads", {&x});
+  const Shape s = x.shape();
+  if (s.size() != 3 || num_heads == 0 || s[2] % num_heads != 0)
+    throw ShapeError("split_heads: expected x [B, T, E] with E a multiple of num_heads = " +
+                     std::to_string(num_heads) + ", got " + shape_str(s));
+  const std::size_t B = s[0], T = s[1], H = num_heads, d = s[2] / num_heads;
+  // [B, T, E] read as [B, T, H, d] -> [B, H, T, d]
+  return ATTN_DISPATCH(x.dtype(), heads_, x, Shape{B, T, H, d}, Shape{B, H, T, d}, "split_heads");
+}
+
+Tensor merge_heads(const Tensor& x) {
+  check_inputs("merge_heads", {&x});
+  const Shape s = x.shape();
+  if (s.size() != 4) throw ShapeError("merge_heads: expected x [B, H, T, d], got " + shape_str(s));
+  const std::size_t B = s[0], H = s[1], T = s[2], d = s[3];
+  // [B, H, T, d] -> [B, T, H, d] read as [B, T, E]
+  return ATTN_DISPATCH(x.dtype(), heads_, x, s, Shape{B, T, H * d}, "merge_heads");
 }
 
 Tensor expand(const Tensor& x, const Shape& shape) {

@@ -3,9 +3,9 @@
 
 #include "../../core/ops.hpp"
 
-#include <xtensor/xbroadcast.hpp>
 #include <xtensor/xbuilder.hpp>
-#include <xtensor/xoperation.hpp>
+
+#include <algorithm>
 
 #include <string>
 
@@ -56,40 +56,57 @@ std::optional<Mask> combine_masks(const Shape& scores_shape, const std::optional
   if (n != 3 && n != 4)
     throw ShapeError(name + ": expected scores [B, Tq, Tk] or [B, H, Tq, Tk], got " + shape_str(scores_shape));
   if (!key_padding_mask && !attn_mask) return std::nullopt;
-  const std::size_t B = scores_shape[0], Tq = scores_shape[n - 2], Tk = scores_shape[n - 1];
-  Mask combined = xt::zeros<bool>(scores_shape);
+  const std::size_t B = scores_shape[0], H = n == 4 ? scores_shape[1] : 1, Tq = scores_shape[n - 2],
+                    Tk = scores_shape[n - 1];
+  if (key_padding_mask && mask_shape(*key_padding_mask) != Shape{B, Tk})
+    throw ShapeError(name + ": expected key_padding_mask [B, Tk] = " + shape_str({B, Tk}) + ", got " +
+                     shape_str(mask_shape(*key_padding_mask)));
 
-  if (key_padding_mask) {
-    const Shape got = mask_shape(*key_padding_mask);
-    if (got != Shape{B, Tk})
-      throw ShapeError(name + ": expected key_padding_mask [B, Tk] = " + shape_str({B, Tk}) + ", got " + shape_str(got));
-    Shape as_scores(n, 1);  // [B, 1, Tk] or [B, 1, 1, Tk]: the same for every query (and head)
-    as_scores.front() = B;
-    as_scores.back() = Tk;
-    Mask padding = *key_padding_mask;
-    padding.reshape(as_scores);
-    combined = combined || xt::broadcast(padding, scores_shape);
-  }
-
+  // Where attn_mask's value for score [b, h, i, j] sits: it may be shared by every
+  // sequence ([Tq, Tk]), by every head ([B, Tq, Tk]), or given per head.
+  enum class Per { All, Sequence, Head } per = Per::All;
   if (attn_mask) {
     const Shape got = mask_shape(*attn_mask);
-    Mask m = *attn_mask;
-    if (got == Shape{Tq, Tk}) {
-      // the same for every sequence: broadcasts as it is
-    } else if (got == Shape{B, Tq, Tk}) {
-      if (n == 4) m.reshape({B, 1, Tq, Tk});  // the same for every head
-    } else if (n == 4 && got == scores_shape) {
-      // one per sequence and head
-    } else {
+    if (got == Shape{Tq, Tk}) per = Per::All;
+    else if (got == Shape{B, Tq, Tk}) per = Per::Sequence;
+    else if (n == 4 && got == scores_shape) per = Per::Head;
+    else {
       std::string expected = shape_str({Tq, Tk}) + " or " + shape_str({B, Tq, Tk});
       if (n == 4) expected += " or " + shape_str(scores_shape);
       throw ShapeError(name + ": expected attn_mask " + expected + " for scores " + shape_str(scores_shape) +
                        ", got " + shape_str(got));
     }
-    combined = combined || xt::broadcast(m, scores_shape);
   }
+
+  // combined[b, h, i, j] = key_padding_mask[b, j] || attn_mask[(b, (h,)) i, j]. Plain
+  // loops: xtensor 0.24 evaluates broadcast bool expressions wrongly (issues #2025, #2040).
+  Mask combined = Mask::from_shape(scores_shape);
+  bool* out = combined.data();
+  const bool* padding = key_padding_mask ? key_padding_mask->data() : nullptr;
+  const bool* blocked = attn_mask ? attn_mask->data() : nullptr;
+  for (std::size_t b = 0; b < B; ++b)
+    for (std::size_t h = 0; h < H; ++h)
+      for (std::size_t i = 0; i < Tq; ++i) {
+        const std::size_t at = per == Per::All ? i : per == Per::Sequence ? b * Tq + i : (b * H + h) * Tq + i;
+        for (std::size_t j = 0; j < Tk; ++j)
+          *out++ = (padding && padding[b * Tk + j]) || (blocked && blocked[at * Tk + j]);
+      }
   return combined;
 }
+
+namespace {
+
+// True unless no row of the mask along its last dim is blocked entirely: then
+// (broadcast to the scores, dim = -1) no row of the softmax needs zeroing.
+bool may_block_a_whole_row(const Mask& mask, const Shape& scores, std::size_t dim) {
+  if (dim != scores.size() - 1 || mask.dimension() == 0 || mask.shape().back() != scores.back()) return true;
+  const std::size_t n = mask.shape().back();
+  for (std::size_t row = 0; row < mask.size() / n; ++row)
+    if (std::all_of(mask.data() + row * n, mask.data() + (row + 1) * n, [](bool m) { return m; })) return true;
+  return false;
+}
+
+}  // namespace
 
 Tensor masked_softmax(const Tensor& scores, const std::optional<Mask>& mask, long dim) {
   if (!scores.defined()) throw ValueError("masked_softmax: scores are undefined");
@@ -101,7 +118,10 @@ Tensor masked_softmax(const Tensor& scores, const std::optional<Mask>& mask, lon
   // Blocked scores become a huge negative number: exp() makes them exactly 0.
   Tensor weights = softmax(masked_fill(scores, *mask, kBlockedScore), dim);
   // A fully blocked row came out uniform (all its scores were equal): zero it.
-  // Zeroing every blocked entry does that and changes nothing elsewhere.
+  // Zeroing every blocked entry does that and changes nothing elsewhere
+  // (the blocked entries are exactly 0 already in every other row).
+  if (!may_block_a_whole_row(*mask, scores.shape(), normalize_dim(dim, scores.dim(), "masked_softmax")))
+    return weights;
   return masked_fill(weights, *mask, 0.0);
 }
 

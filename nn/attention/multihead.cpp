@@ -10,20 +10,6 @@ namespace attn::nn {
 
 namespace {
 
-// [B, T, E] -> [B, H, T, d]: each head gets its own slice of d = E / H features.
-Tensor split_heads(const Tensor& x, std::size_t H, std::size_t d) {
-  const long B = static_cast<long>(x.size(0)), T = static_cast<long>(x.size(1));
-  Tensor heads = reshape(x, {B, T, static_cast<long>(H), static_cast<long>(d)});  // [B, T, H, d]
-  return transpose(heads, 1, 2);                                                  // [B, H, T, d]
-}
-
-// [B, H, T, d] -> [B, T, E]: the heads side by side again.
-Tensor merge_heads(const Tensor& x) {
-  const long B = static_cast<long>(x.size(0)), T = static_cast<long>(x.size(2));
-  Tensor joined = transpose(x, 1, 2);  // [B, T, H, d]
-  return reshape(joined, {B, T, -1});  // [B, T, E]
-}
-
 // A slice of the packed projection: rows [i*E, (i+1)*E) of in_proj_weight / in_proj_bias.
 Tensor part(const Tensor& packed, std::size_t i, std::size_t E) {
   return packed.defined() ? narrow(packed, 0, i * E, E) : Tensor();
@@ -63,7 +49,7 @@ MultiheadAttentionOutput MultiheadAttention::forward(const Tensor& query, const 
                                                      bool average_attn_weights) {
   const std::string op = "MultiheadAttention";
   if (!query.defined() || !key.defined() || !value.defined()) throw ValueError(op + ": an input is undefined");
-  const std::size_t E = embed_dim, H = num_heads, d = head_dim;
+  const std::size_t E = embed_dim, H = num_heads;  // head_dim d = E / H
   auto bad = [&](const std::string& why) {
     return ShapeError(op + ": " + why + ", got query " + shape_str(query.shape()) + ", key " +
                       shape_str(key.shape()) + ", value " + shape_str(value.shape()));
@@ -90,11 +76,14 @@ MultiheadAttentionOutput MultiheadAttention::forward(const Tensor& query, const 
   Tensor q = linear(query, part(in_proj_weight, 0, E), part(in_proj_bias, 0, E));  // [B, Tq, E]
   Tensor k = linear(key, part(in_proj_weight, 1, E), part(in_proj_bias, 1, E));    // [B, Tk, E]
   Tensor v = linear(value, part(in_proj_weight, 2, E), part(in_proj_bias, 2, E));  // [B, Tk, E]
-  AttentionOutput heads = scaled_dot_product_attention(split_heads(q, H, d),       // [B, H, Tq, d]
-                                                       split_heads(k, H, d),       // [B, H, Tk, d]
-                                                       split_heads(v, H, d),       // [B, H, Tk, d]
+  // Each head gets its own slice of d = E / H features: split_heads is reshape to
+  // [B, T, H, d] then transpose(1, 2), in one copy (core/ops/shape.cpp).
+  AttentionOutput heads = scaled_dot_product_attention(split_heads(q, H),          // [B, H, Tq, d]
+                                                       split_heads(k, H),          // [B, H, Tk, d]
+                                                       split_heads(v, H),          // [B, H, Tk, d]
                                                        mask, dropout, is_training(), *gen_);
   // heads.context [B, H, Tq, d], heads.weights [B, H, Tq, Tk]
+  // The heads side by side again: transpose(1, 2) to [B, Tq, H, d], reshape to [B, Tq, E], in one copy.
   Tensor output = out_proj(merge_heads(heads.context));  // [B, Tq, E] -> [B, Tq, E]
   last_weights_ = heads.weights.detach();
 

@@ -102,3 +102,23 @@ TEST_CASE("shape ops reject bad input with a clear message") {
   CHECK_THROWS_WITH_SUBSTR(attn::expand(x, {3}), attn::ShapeError, "expand: cannot expand shape [2, 3] to [3]");
   CHECK_THROWS_AS(attn::reshape(Tensor(), {1}), attn::ValueError);
 }
+
+TEST_CASE("split_heads and merge_heads equal reshape + transpose, values and gradients") {
+  Tensor x = test::randn({2, 3, 6}, 11);  // [B, T, E], E = H * d with H = 2 (or 3), d = 3 (or 2)
+  for (std::size_t H : {1u, 2u, 3u}) {
+    CAPTURE(H);
+    const long B = 2, T = 3, h = static_cast<long>(H), d = 6 / h;
+    Tensor split = attn::split_heads(x, H);
+    Tensor composed = attn::transpose(attn::reshape(x, {B, T, h, d}), 1, 2);  // [B, H, T, d]
+    CHECK(split.shape() == attn::Shape{2, H, 3, 6 / H});
+    CHECK(test::allclose(split, composed, 0.0));
+    CHECK(test::allclose(attn::merge_heads(split), x, 0.0));
+    CHECK_GRADCHECK([H](const Inputs& in) { return attn::split_heads(in[0], H); }, {x});
+    Tensor heads = test::randn({2, H, 3, 6 / H}, 12);
+    CHECK_GRADCHECK([](const Inputs& in) { return attn::merge_heads(in[0]); }, {heads});
+  }
+  CHECK_THROWS_WITH_SUBSTR(attn::split_heads(x, 4), attn::ShapeError,
+                           "split_heads: expected x [B, T, E] with E a multiple of num_heads = 4, got [2, 3, 6]");
+  CHECK_THROWS_WITH_SUBSTR(attn::split_heads(attn::zeros({6}), 2), attn::ShapeError, "got [6]");
+  CHECK_THROWS_WITH_SUBSTR(attn::merge_heads(x), attn::ShapeError, "merge_heads: expected x [B, H, T, d], got [2, 3, 6]");
+}

@@ -41,3 +41,11 @@ TEST_CASE("printing shows values, shape and how a tensor was made") {
   CHECK(os.str().find("op=mul") != std::string::npos);
   CHECK(os.str().find("[2]") != std::string::npos);
 }
+
+TEST_CASE("reuse_freed_memory takes effect where the C library is glibc") {
+#if defined(__GLIBC__)
+  CHECK(attn::reuse_freed_memory());
+#else
+  CHECK_FALSE(attn::reuse_freed_memory());
+#endif
+}
