@@ -64,6 +64,11 @@ Tensor log_softmax(const Tensor& x, long dim);
 Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight = Tensor(),
                   const Tensor& bias = Tensor(), double eps = 1e-5);
 
+// ---- the LSTM cell's pointwise step (core/ops/lstm.cpp), fused --------------
+// gates [B, 4H]: the pre-activations of gates i, f, g, o side by side (PyTorch's order).
+Tensor lstm_cell_c(const Tensor& gates, const Tensor& c);      // c' = sigmoid(f) * c + sigmoid(i) * tanh(g)
+Tensor lstm_cell_h(const Tensor& gates, const Tensor& c_new);  // h' = sigmoid(o) * tanh(c')
+
 // ---- matrix products (core/ops/matmul.cpp, through OpenBLAS gemm) ------------
 // numpy semantics: 1-D x 1-D is a dot product; 2-D x 2-D a matrix product;
 // N-D operands are stacks of matrices with broadcast batch dims.

@@ -15,14 +15,11 @@ Tensor rnn_step(const Tensor& xw, const Tensor& h, const Tensor& weight_hh, cons
 }
 
 LSTMState lstm_step(const Tensor& xw, const LSTMState& state, const Tensor& weight_hh, const Tensor& bias_hh) {
-  Tensor gates = xw + linear(state.h, weight_hh, bias_hh);  // [B, 4H]: one product for all four gates
-  std::vector<Tensor> g = chunk(gates, 4, 1);               // 4 x [B, H]: i, f, g, o
-  Tensor input_gate = sigmoid(g[0]);
-  Tensor forget_gate = sigmoid(g[1]);
-  Tensor candidate = tanh(g[2]);
-  Tensor output_gate = sigmoid(g[3]);
-  Tensor c = forget_gate * state.c + input_gate * candidate;  // [B, H]
-  return {output_gate * tanh(c), c};
+  Tensor gates = xw + linear(state.h, weight_hh, bias_hh);  // [B, 4H]: one product for all four gates i, f, g, o
+  // Two fused ops (core/ops/lstm.cpp), equal to chunk(gates, 4, 1) and then
+  //   c = sigmoid(f) * c + sigmoid(i) * tanh(g),   h = sigmoid(o) * tanh(c)
+  Tensor c = lstm_cell_c(gates, state.c);  // [B, H]
+  return {lstm_cell_h(gates, c), c};
 }
 
 Tensor gru_step(const Tensor& xw, const Tensor& h, const Tensor& weight_hh, const Tensor& bias_hh) {

@@ -1,0 +1,124 @@
+// The LSTM cell's pointwise math as two fused ops (nn::LSTMCell and nn::LSTM use them).
+//
+// gates [B, 4H] holds the pre-activations of the input, forget, cell and output
+// gates side by side (PyTorch's order i, f, g, o): gates = x W_ih^T + h W_hh^T + b.
+//   lstm_cell_c:  c' = sigmoid(f) * c + sigmoid(i) * tanh(g)
+//   lstm_cell_h:  h' = sigmoid(o) * tanh(c')
+// Composed from chunk, sigmoid, tanh, mul and add the same step takes 13 ops,
+// each a pass over memory and a saved array; fused it takes 2. tests/core/test_lstm.cpp
+// checks both against the composed ops, value and gradient.
+#include "../ops.hpp"
+#include "../record.hpp"
+
+#include <xtensor/xadapt.hpp>
+#include <xtensor/xnoalias.hpp>
+
+#include <array>
+
+namespace attn {
+
+namespace {
+
+// n contiguous values as an xtensor expression, so that xsimd vectorizes exp and tanh.
+template <class T>
+auto view(T* p, std::size_t n) {
+  return xt::adapt(p, n, xt::no_ownership(), std::array<std::size_t, 1>{n});
+}
+
+template <class T>
+void sigmoid_into(const T* x, std::size_t n, T* y) {
+  auto out = view(y, n);
+  xt::noalias(out) = T(1) / (T(1) + xt::exp(-view(x, n)));
+}
+
+template <class T>
+void tanh_into(const T* x, std::size_t n, T* y) {
+  auto out = view(y, n);
+  xt::noalias(out) = xt::tanh(view(x, n));
+}
+
+template <class T>
+Tensor lstm_cell_c_(const Tensor& gates, const Tensor& c) {
+  const std::size_t B = c.shape()[0], H = c.shape()[1];
+  const T* G = gates.data<T>().data();  // [B, 4H]
+  const T* C = c.data<T>().data();      // [B, H]
+  xt::xarray<T> c_new = xt::xarray<T>::from_shape({B, H});
+  std::vector<T> act(B * 3 * H);  // sigmoid(i), sigmoid(f), tanh(g) per row: [B, 3H], kept for backward
+  for (std::size_t b = 0; b < B; ++b) {
+    T* a = act.data() + b * 3 * H;
+    sigmoid_into(G + b * 4 * H, 2 * H, a);    // i and f
+    tanh_into(G + b * 4 * H + 2 * H, H, a + 2 * H);  // g
+    for (std::size_t j = 0; j < H; ++j) c_new.data()[b * H + j] = a[H + j] * C[b * H + j] + a[j] * a[2 * H + j];
+  }
+  return record<T>("lstm_cell_c", std::move(c_new), {gates, c}, [B, H, act = std::move(act)](Node<T>& out) {
+    const T* dC = out.grad.data();                 // dL/dc' [B, H]
+    const T* C = out.input(1).value.data();        // c [B, H]
+    xt::xarray<T> dgates = xt::zeros<T>({B, 4 * H});  // o does not enter c': its part stays 0
+    xt::xarray<T> dc = xt::xarray<T>::from_shape({B, H});
+    for (std::size_t b = 0; b < B; ++b) {
+      const T* a = act.data() + b * 3 * H;
+      T* dg = dgates.data() + b * 4 * H;
+      for (std::size_t j = 0; j < H; ++j) {
+        const T d = dC[b * H + j], i = a[j], f = a[H + j], g = a[2 * H + j];
+        dg[j] = d * g * i * (T(1) - i);               // d c'/d pre_i = tanh(g) * sigmoid'(i)
+        dg[H + j] = d * C[b * H + j] * f * (T(1) - f);  // d c'/d pre_f = c * sigmoid'(f)
+        dg[2 * H + j] = d * i * (T(1) - g * g);        // d c'/d pre_g = sigmoid(i) * (1 - tanh(g)^2)
+        dc.data()[b * H + j] = d * f;                  // d c'/d c = sigmoid(f)
+      }
+    }
+    out.add_to_input_grad(0, std::move(dgates));
+    out.add_to_input_grad(1, std::move(dc));
+  });
+}
+
+template <class T>
+Tensor lstm_cell_h_(const Tensor& gates, const Tensor& c_new) {
+  const std::size_t B = c_new.shape()[0], H = c_new.shape()[1];
+  const T* G = gates.data<T>().data();  // [B, 4H]
+  xt::xarray<T> h = xt::xarray<T>::from_shape({B, H});
+  std::vector<T> act(B * 2 * H);  // sigmoid(o), tanh(c') per row: [B, 2H], kept for backward
+  for (std::size_t b = 0; b < B; ++b) {
+    T* a = act.data() + b * 2 * H;
+    sigmoid_into(G + b * 4 * H + 3 * H, H, a);                  // o
+    tanh_into(c_new.data<T>().data() + b * H, H, a + H);        // tanh(c')
+    for (std::size_t j = 0; j < H; ++j) h.data()[b * H + j] = a[j] * a[H + j];
+  }
+  return record<T>("lstm_cell_h", std::move(h), {gates, c_new}, [B, H, act = std::move(act)](Node<T>& out) {
+    const T* dH = out.grad.data();  // dL/dh' [B, H]
+    xt::xarray<T> dgates = xt::zeros<T>({B, 4 * H});  // only o enters h': the rest stays 0
+    xt::xarray<T> dc = xt::xarray<T>::from_shape({B, H});
+    for (std::size_t b = 0; b < B; ++b) {
+      const T* a = act.data() + b * 2 * H;
+      T* dg = dgates.data() + b * 4 * H;
+      for (std::size_t j = 0; j < H; ++j) {
+        const T d = dH[b * H + j], o = a[j], tc = a[H + j];
+        dg[3 * H + j] = d * tc * o * (T(1) - o);       // d h'/d pre_o = tanh(c') * sigmoid'(o)
+        dc.data()[b * H + j] = d * o * (T(1) - tc * tc);  // d h'/d c' = sigmoid(o) * (1 - tanh(c')^2)
+      }
+    }
+    out.add_to_input_grad(0, std::move(dgates));
+    out.add_to_input_grad(1, std::move(dc));
+  });
+}
+
+void check_lstm(const char* op, const Tensor& gates, const Tensor& c, const char* c_name) {
+  check_inputs(op, {&gates, &c});
+  const Shape g = gates.shape(), s = c.shape();
+  if (s.size() != 2 || g.size() != 2 || g[0] != s[0] || g[1] != 4 * s[1])
+    throw ShapeError(std::string(op) + ": expected gates [B, 4H] and " + c_name + " [B, H], got gates " +
+                     shape_str(g) + " and " + c_name + " " + shape_str(s));
+}
+
+}  // namespace
+
+Tensor lstm_cell_c(const Tensor& gates, const Tensor& c) {
+  check_lstm("lstm_cell_c", gates, c, "c");
+  return ATTN_DISPATCH(c.dtype(), lstm_cell_c_, gates, c);
+}
+
+Tensor lstm_cell_h(const Tensor& gates, const Tensor& c_new) {
+  check_lstm("lstm_cell_h", gates, c_new, "c_new");
+  return ATTN_DISPATCH(c_new.dtype(), lstm_cell_h_, gates, c_new);
+}
+
+}  // namespace attn
