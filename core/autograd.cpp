@@ -10,7 +10,6 @@
 #include "record.hpp"
 
 #include <chrono>
-#include <unordered_set>
 
 namespace attn {
 
@@ -18,20 +17,23 @@ namespace {
 
 std::vector<NodeBase*> topological_order(NodeBase* root) {
   std::vector<NodeBase*> order;
-  std::unordered_set<NodeBase*> visited;
   std::vector<std::pair<NodeBase*, std::size_t>> stack;  // node, next input to visit
   stack.emplace_back(root, 0);
-  visited.insert(root);
+  root->visited = true;
   while (!stack.empty()) {
     auto& [node, next] = stack.back();
     if (next < node->inputs.size()) {
       NodeBase* in = node->inputs[next++].get();
-      if (in->requires_grad && visited.insert(in).second) stack.emplace_back(in, 0);
+      if (in->requires_grad && !in->visited) {
+        in->visited = true;
+        stack.emplace_back(in, 0);
+      }
     } else {
       order.push_back(node);  // all of its inputs are already in `order`
       stack.pop_back();
     }
   }
+  for (NodeBase* node : order) node->visited = false;  // ready for the next backward
   return order;
 }
 

@@ -40,6 +40,7 @@ class NodeBase {
   bool retains_grad = false;        // keep the gradient of a non-leaf after backward
   bool graph_freed = false;         // backward already ran and released this part of the graph
   bool has_grad = false;            // grad holds a value
+  bool visited = false;             // marked by backward's topological sort, false outside it
   std::vector<std::shared_ptr<NodeBase>> inputs;
 
   // Nodes alive right now: tests use it to prove the graph frees itself.

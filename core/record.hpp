@@ -34,6 +34,7 @@ Tensor record(const char* op, xt::xarray<T> value, std::vector<Tensor> inputs,
     for (const Tensor& in : inputs) needs_grad = needs_grad || in.requires_grad();
   auto node = std::make_shared<Node<T>>(op, std::move(value), needs_grad, !needs_grad);
   if (needs_grad) {
+    node->inputs.reserve(inputs.size());
     for (const Tensor& in : inputs) node->inputs.push_back(in.node());
     node->backward_fn = std::move(backward);
   }

@@ -12,17 +12,8 @@ namespace attn {
 
 namespace {
 
-void check_broadcast(const char* op, const Tensor& a, const Tensor& b) {
-  check_inputs(op, {&a, &b});
-  const Shape sa = a.shape(), sb = b.shape();
-  for (std::size_t i = 1; i <= std::min(sa.size(), sb.size()); ++i) {
-    const std::size_t x = sa[sa.size() - i], y = sb[sb.size() - i];
-    if (x != y && x != 1 && y != 1)
-      throw ShapeError(std::string(op) + ": shapes " + shape_str(sa) + " and " + shape_str(sb) +
-                       " do not broadcast (dim -" + std::to_string(i) + ": " + std::to_string(x) + " vs " +
-                       std::to_string(y) + ")");
-  }
-}
+// The shapes are checked by broadcast_shape (layout.hpp), where each op computes its output shape.
+void check_broadcast(const char* op, const Tensor& a, const Tensor& b) { check_inputs(op, {&a, &b}); }
 
 // v as an array of `shape`: v itself if it has that shape, else its broadcast copy,
 // kept in `copy`. xtensor could broadcast v lazily inside the expression, but its

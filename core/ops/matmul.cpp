@@ -34,8 +34,9 @@ std::size_t product(const Shape& shape) {
 }
 
 MatmulPlan plan_matmul(const Shape& sa, const Shape& sb) {
-  const std::string got = ", got a " + shape_str(sa) + " and b " + shape_str(sb);
-  if (sa.empty() || sb.empty()) throw ShapeError("matmul: expected operands with at least 1 dim" + got);
+  // The end of every error message (built only when one is thrown).
+  auto got = [&] { return ", got a " + shape_str(sa) + " and b " + shape_str(sb); };
+  if (sa.empty() || sb.empty()) throw ShapeError("matmul: expected operands with at least 1 dim" + got());
   // A 1-D a is one row [1, k], a 1-D b one column [k, 1]; that added dim is dropped from the result.
   const Shape a = sa.size() == 1 ? Shape{1, sa[0]} : sa;
   const Shape b = sb.size() == 1 ? Shape{sb[0], 1} : sb;
@@ -44,7 +45,7 @@ MatmulPlan plan_matmul(const Shape& sa, const Shape& sb) {
   p.k = a.back();
   p.n = b.back();
   if (b[b.size() - 2] != p.k)
-    throw ShapeError(std::string("matmul: expected a.shape[-1] == b.shape[") + (sb.size() == 1 ? "0" : "-2") + "]" + got);
+    throw ShapeError(std::string("matmul: expected a.shape[-1] == b.shape[") + (sb.size() == 1 ? "0" : "-2") + "]" + got());
 
   // Batch dims: all but the last two, aligned from the right and broadcast as numpy does.
   Shape a_batch(a.begin(), a.end() - 2), b_batch(b.begin(), b.end() - 2);
@@ -55,7 +56,7 @@ MatmulPlan plan_matmul(const Shape& sa, const Shape& sb) {
   for (std::size_t d = 0; d < nb; ++d) {
     if (a_batch[d] != b_batch[d] && a_batch[d] != 1 && b_batch[d] != 1)
       throw ShapeError("matmul: batch dims do not broadcast (" + std::to_string(a_batch[d]) + " vs " +
-                       std::to_string(b_batch[d]) + ")" + got);
+                       std::to_string(b_batch[d]) + ")" + got());
     batch[d] = a_batch[d] == 1 ? b_batch[d] : a_batch[d];
   }
   p.out_shape = batch;

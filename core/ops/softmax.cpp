@@ -11,6 +11,7 @@
 #include "layout.hpp"
 
 #include <xtensor/xadapt.hpp>
+#include <xtensor/xnoalias.hpp>
 
 #include <algorithm>
 #include <array>
@@ -52,7 +53,7 @@ T lane_max(Lane<const T> x, std::size_t n) {
 template <class T>
 void exp_inplace(T* v, std::size_t n) {
   auto lane = xt::adapt(v, n, xt::no_ownership(), std::array<std::size_t, 1>{n});
-  lane = xt::exp(lane);
+  xt::noalias(lane) = xt::exp(lane);  // noalias: in place, no temporary array
 }
 
 // What softmax and log_softmax share, for one lane x: its max m, and
