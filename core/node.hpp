@@ -118,7 +118,13 @@ class Node final : public NodeBase {
     if (backward_fn && has_grad) backward_fn(*this);
   }
   void seed_grad_with_ones() override {
-    accumulate_grad(xt::ones<T>(value.shape()));  // adds, as PyTorch does when a leaf is the root
+    // adds, as PyTorch does when a leaf is the root
+    if (has_grad) {
+      for (T& g : grad) g += T(1);
+    } else {
+      grad = xt::ones<T>(value.shape());
+      has_grad = true;
+    }
   }
   void clear_grad() override {
     grad = Array();
