@@ -11,7 +11,8 @@
 // The attn command line and the benchmarks call it once at start; call it in
 // your own training program too. It is the same as running a program with
 //   GLIBC_TUNABLES=glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=1073741824
-// Returns false (and changes nothing) where the C library is not glibc.
+// Returns false (and changes nothing) where malloc is not glibc's: another C
+// library, or a sanitizer's allocator (AddressSanitizer ignores mallopt).
 #pragma once
 
 namespace attn {
