@@ -27,7 +27,8 @@ Tensor LayerNorm::forward(const Tensor& x) const {
     throw ShapeError("LayerNorm: expected input [..., " + shape_str(normalized_shape).substr(1) + ", got " +
                      shape_str(shape));
   // One fused op (core/ops/norm.cpp): (x - mean) / sqrt(var + eps) * weight + bias over the last k dims
-  return elementwise_affine ? layer_norm(x, normalized_shape, weight, bias, eps) : layer_norm(x, normalized_shape, Tensor(), Tensor(), eps);
+  // (without elementwise_affine, weight and bias are undefined: layer_norm then skips them)
+  return layer_norm(x, normalized_shape, weight, bias, eps);
 }
 
 std::string LayerNorm::extra_repr() const {

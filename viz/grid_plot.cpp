@@ -39,12 +39,7 @@ std::string attention_grids_svg(const xt::xarray<double>& weights, const std::ve
   const int height = top + std::max(lines * (panel_h + gap), bar_h + 24) + 8;
 
   std::ostringstream svg;
-  svg << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << height
-      << "\" font-family=\"DejaVu Sans, Arial, sans-serif\" font-size=\"12\">\n"
-      << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
-  if (!o.title.empty())
-    svg << "<text x=\"" << width / 2 << "\" y=\"24\" text-anchor=\"middle\" font-size=\"15\">" << escape_xml(o.title)
-        << "</text>\n";
+  begin_svg(svg, width, height, o.title, 24);
   const double span = o.vmax > o.vmin ? o.vmax - o.vmin : 1.0;
   for (int t = 0; t < T; ++t) {
     const int x0 = left + (t % per_line) * (panel_w + gap) + (panel_w - cols * o.cell) / 2;

@@ -70,6 +70,15 @@ std::string escape_xml(const std::string& s) {
   return out;
 }
 
+void begin_svg(std::ostream& svg, int width, int height, const std::string& title, int title_y) {
+  svg << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << height
+      << "\" font-family=\"DejaVu Sans, Arial, sans-serif\" font-size=\"12\">\n"
+      << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
+  if (!title.empty())
+    svg << "<text x=\"" << width / 2 << "\" y=\"" << title_y << "\" text-anchor=\"middle\" font-size=\"15\">"
+        << escape_xml(title) << "</text>\n";
+}
+
 std::string viridis(double t) {  // interpolated between 6 stops
   static const double stops[6][3] = {{68, 1, 84},    {65, 68, 135},  {42, 120, 142},
                                      {34, 168, 132}, {122, 209, 81}, {253, 231, 37}};
@@ -129,12 +138,7 @@ std::string heatmap_svg(const xt::xarray<double>& values, const std::vector<std:
   const int height = axes_y + 16;
 
   std::ostringstream svg;
-  svg << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << height
-      << "\" font-family=\"DejaVu Sans, Arial, sans-serif\" font-size=\"12\">\n"
-      << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
-  if (!o.title.empty())
-    svg << "<text x=\"" << width / 2 << "\" y=\"22\" text-anchor=\"middle\" font-size=\"15\">" << escape_xml(o.title)
-        << "</text>\n";
+  begin_svg(svg, width, height, o.title);
   const double span = o.vmax > o.vmin ? o.vmax - o.vmin : 1.0;
   for (std::size_t r = 0; r < rows; ++r)
     for (std::size_t c = 0; c < cols; ++c) {
@@ -193,12 +197,7 @@ std::string line_plot_svg(const std::vector<Series>& series, const LinePlotOptio
   auto py = [&](double y) { return top + ph - (y - ymin) / (ymax - ymin) * ph; };
 
   std::ostringstream svg;
-  svg << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << o.width << "\" height=\"" << o.height
-      << "\" font-family=\"DejaVu Sans, Arial, sans-serif\" font-size=\"12\">\n"
-      << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
-  if (!o.title.empty())
-    svg << "<text x=\"" << o.width / 2 << "\" y=\"22\" text-anchor=\"middle\" font-size=\"15\">" << escape_xml(o.title)
-        << "</text>\n";
+  begin_svg(svg, o.width, o.height, o.title);
   for (double t : xt)
     svg << "<line x1=\"" << px(t) << "\" y1=\"" << top << "\" x2=\"" << px(t) << "\" y2=\"" << top + ph
         << "\" stroke=\"#e5e5e5\"/>\n<text x=\"" << px(t) << "\" y=\"" << top + ph + 16

@@ -8,6 +8,7 @@
 
 #include "../core/config.hpp"
 
+#include <iosfwd>
 #include <string>
 #include <vector>
 
@@ -65,6 +66,10 @@ std::string colour_bar_svg(int x, int y, int height, double vmin, double vmax);
 std::string viridis(double t);
 // Text safe inside SVG/XML: "<bos>" -> "&lt;bos&gt;".
 std::string escape_xml(const std::string& text);
+
+// Starts an SVG document of width x height on a white background, with the
+// title (if any) centred at the top, its baseline at title_y. Every plot opens so.
+void begin_svg(std::ostream& svg, int width, int height, const std::string& title, int title_y = 22);
 
 // Writes text to a file atomically enough for plots; throws attn::IOError on failure.
 void save_text(const std::string& path, const std::string& text);

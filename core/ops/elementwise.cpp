@@ -1,5 +1,6 @@
-// Elementwise ops. Binary ops broadcast as numpy does; Node::accumulate_grad
-// sums each gradient back over the broadcast axes.
+// Elementwise ops. Binary ops broadcast as numpy does (broadcast_shape in
+// layout.hpp checks the shapes); Node::accumulate_grad sums each gradient back
+// over the broadcast axes.
 #include "../ops.hpp"
 #include "../record.hpp"
 #include "layout.hpp"
@@ -11,9 +12,6 @@
 namespace attn {
 
 namespace {
-
-// The shapes are checked by broadcast_shape (layout.hpp), where each op computes its output shape.
-void check_broadcast(const char* op, const Tensor& a, const Tensor& b) { check_inputs(op, {&a, &b}); }
 
 // v as an array of `shape`: v itself if it has that shape, else its broadcast copy,
 // kept in `copy`. xtensor could broadcast v lazily inside the expression, but its
@@ -206,10 +204,10 @@ Tensor gelu_(const Tensor& x) {
 
 }  // namespace
 
-Tensor add(const Tensor& a, const Tensor& b) { check_broadcast("add", a, b); return ATTN_DISPATCH(a.dtype(), add_, a, b); }
-Tensor sub(const Tensor& a, const Tensor& b) { check_broadcast("sub", a, b); return ATTN_DISPATCH(a.dtype(), sub_, a, b); }
-Tensor mul(const Tensor& a, const Tensor& b) { check_broadcast("mul", a, b); return ATTN_DISPATCH(a.dtype(), mul_, a, b); }
-Tensor div(const Tensor& a, const Tensor& b) { check_broadcast("div", a, b); return ATTN_DISPATCH(a.dtype(), div_, a, b); }
+Tensor add(const Tensor& a, const Tensor& b) { check_inputs("add", {&a, &b}); return ATTN_DISPATCH(a.dtype(), add_, a, b); }
+Tensor sub(const Tensor& a, const Tensor& b) { check_inputs("sub", {&a, &b}); return ATTN_DISPATCH(a.dtype(), sub_, a, b); }
+Tensor mul(const Tensor& a, const Tensor& b) { check_inputs("mul", {&a, &b}); return ATTN_DISPATCH(a.dtype(), mul_, a, b); }
+Tensor div(const Tensor& a, const Tensor& b) { check_inputs("div", {&a, &b}); return ATTN_DISPATCH(a.dtype(), div_, a, b); }
 Tensor add(const Tensor& a, double b) { check_inputs("add", {&a}); return ATTN_DISPATCH(a.dtype(), add_scalar_, a, b); }
 Tensor mul(const Tensor& a, double b) { check_inputs("mul", {&a}); return ATTN_DISPATCH(a.dtype(), mul_scalar_, a, b); }
 Tensor neg(const Tensor& x) { check_inputs("neg", {&x}); return ATTN_DISPATCH(x.dtype(), neg_, x); }

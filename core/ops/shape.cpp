@@ -80,17 +80,12 @@ Tensor heads_(const Tensor& x, const Shape& read_as, const Shape& out_shape, con
   const std::vector<std::size_t> swap_1_2{0, 2, 1, 3};  // its own inverse
   xt::xarray<T> y = permuted(x.data<T>(), read_as, swap_1_2);
   y.reshape(out_shape);
-  return record<T>(op, std::move(y), {x}, [swap_1_2](Node<T>& out) {
-    // a permutation only moves values: the gradient moves back, read with the output's 4-d shape
-    const Shape in_shape = out.input(0).shape();
-    Shape grad_as(4);  // the output's gradient as [B, T, H, d] (merge) or [B, H, T, d] (split)
-    if (in_shape.size() == 3) {  // split_heads: out [B, H, T, d]
-      grad_as.assign(out.value.shape().begin(), out.value.shape().end());
-    } else {                     // merge_heads: out [B, T, E], E = H * d
-      grad_as = {in_shape[0], in_shape[2], in_shape[1], in_shape[3]};
-    }
-    xt::xarray<T> g = permuted(out.grad, grad_as, swap_1_2);
-    g.reshape(in_shape);
+  // The output read as 4-d: [B, H, T, d] (split) or [B, T, H, d] (merge), read_as with dims 1, 2 swapped.
+  const Shape out_as{read_as[0], read_as[2], read_as[1], read_as[3]};
+  return record<T>(op, std::move(y), {x}, [swap_1_2, out_as](Node<T>& out) {
+    // a permutation only moves values: the gradient, read as 4-d, moves back by the same swap
+    xt::xarray<T> g = permuted(out.grad, out_as, swap_1_2);
+    g.reshape(out.input(0).shape());
     out.add_to_input_grad(0, std::move(g));
   });
 }

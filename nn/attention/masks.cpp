@@ -25,6 +25,16 @@ bool broadcasts_to(const Shape& mask, const Shape& shape) {
   return true;
 }
 
+// True unless no row of the mask along its last dim is blocked entirely: then
+// (broadcast to the scores, dim = -1) no row of the softmax needs zeroing.
+bool may_block_a_whole_row(const Mask& mask, const Shape& scores, std::size_t dim) {
+  if (dim != scores.size() - 1 || mask.dimension() == 0 || mask.shape().back() != scores.back()) return true;
+  const std::size_t n = mask.shape().back();
+  for (std::size_t row = 0; row < mask.size() / n; ++row)
+    if (std::all_of(mask.data() + row * n, mask.data() + (row + 1) * n, [](bool m) { return m; })) return true;
+  return false;
+}
+
 }  // namespace
 
 Mask padding_mask(const Index& lengths, std::size_t max_len) {
@@ -94,23 +104,9 @@ std::optional<Mask> combine_masks(const Shape& scores_shape, const std::optional
   return combined;
 }
 
-namespace {
-
-// True unless no row of the mask along its last dim is blocked entirely: then
-// (broadcast to the scores, dim = -1) no row of the softmax needs zeroing.
-bool may_block_a_whole_row(const Mask& mask, const Shape& scores, std::size_t dim) {
-  if (dim != scores.size() - 1 || mask.dimension() == 0 || mask.shape().back() != scores.back()) return true;
-  const std::size_t n = mask.shape().back();
-  for (std::size_t row = 0; row < mask.size() / n; ++row)
-    if (std::all_of(mask.data() + row * n, mask.data() + (row + 1) * n, [](bool m) { return m; })) return true;
-  return false;
-}
-
-}  // namespace
-
 Tensor masked_softmax(const Tensor& scores, const std::optional<Mask>& mask, long dim) {
   if (!scores.defined()) throw ValueError("masked_softmax: scores are undefined");
-  normalize_dim(dim, scores.dim(), "masked_softmax");
+  const std::size_t axis = normalize_dim(dim, scores.dim(), "masked_softmax");
   if (!mask) return softmax(scores, dim);
   if (!broadcasts_to(mask_shape(*mask), scores.shape()))
     throw ShapeError("masked_softmax: mask " + shape_str(mask_shape(*mask)) + " does not broadcast against scores " +
@@ -120,7 +116,7 @@ Tensor masked_softmax(const Tensor& scores, const std::optional<Mask>& mask, lon
   // A fully blocked row came out uniform (all its scores were equal): zero it.
   // Zeroing every blocked entry does that and changes nothing elsewhere
   // (the blocked entries are exactly 0 already in every other row).
-  if (!may_block_a_whole_row(*mask, scores.shape(), normalize_dim(dim, scores.dim(), "masked_softmax")))
+  if (!may_block_a_whole_row(*mask, scores.shape(), axis))
     return weights;
   return masked_fill(weights, *mask, 0.0);
 }

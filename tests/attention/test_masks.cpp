@@ -1,5 +1,7 @@
 #include "../helpers.hpp"
 
+#include <xtensor/xview.hpp>
+
 #include <cmath>
 
 using attn::Mask;
@@ -69,6 +71,14 @@ TEST_CASE("masked_softmax: a fully masked row gives zeros and a finite, zero gra
   CHECK(all_finite(scores.grad()));
   for (std::size_t j = 0; j < 4; ++j) CHECK(scores.grad().to_array()(1, j) == 0.0);
   CHECK_GRADCHECK([&](const Inputs& in) { return nn::masked_softmax(in[0], mask); }, {test::randn({3, 4}, 5)});
+}
+
+TEST_CASE("masked_softmax: a row blocked through a broadcast [N, 1] mask also gives zeros") {
+  Mask rows = xt::zeros<bool>({3, 1});  // [3, 1] against [3, 4]: row 1 blocks every key
+  rows(1, 0) = true;
+  const auto a = nn::masked_softmax(test::randn({3, 4}, 8, false), rows).to_array();
+  for (std::size_t j = 0; j < 4; ++j) CHECK(a(1, j) == 0.0);
+  CHECK(xt::sum(xt::view(a, 0))() == doctest::Approx(1.0));
 }
 
 TEST_CASE("masked_softmax: gradients, broadcast masks, other dims") {

@@ -1,5 +1,7 @@
 #include "../helpers.hpp"
 
+#include <sstream>
+
 using attn::Tensor;
 
 TEST_CASE("backward of a scalar fills the gradients of the leaves") {
@@ -93,6 +95,48 @@ TEST_CASE("retain_grad keeps an intermediate gradient") {
   attn::sum(h * h + k).backward();
   CHECK(test::allclose(h.grad(), attn::tensor({6.0, 12.0})));  // d(h^2)/dh = 2h
   CHECK_FALSE(k.grad().defined());                             // not kept by default
+}
+
+TEST_CASE("ops that reuse their incoming gradient in place leave a retained gradient intact") {
+  // relu, dropout and reshape take the gradient with Node::take_grad(): a copy when retain_grad() asked to keep it
+  Tensor x = attn::tensor({-1.0, 2.0}, true);
+  Tensor h = attn::relu(x);
+  h.retain_grad();
+  attn::sum(h * 3.0).backward();
+  CHECK(test::allclose(h.grad(), attn::tensor({3.0, 3.0}), 0.0));  // not zeroed where x <= 0
+  CHECK(test::allclose(x.grad(), attn::tensor({0.0, 3.0}), 0.0));
+  Tensor r = attn::reshape(x, {2, 1});
+  r.retain_grad();
+  x.zero_grad();
+  attn::sum(r * 5.0).backward();
+  CHECK(r.grad().shape() == attn::Shape{2, 1});  // still its own shape, not reshaped to x's
+  CHECK(test::allclose(x.grad(), attn::tensor({5.0, 5.0}), 0.0));
+}
+
+TEST_CASE("profiler: counts each op's calls and times, and nothing while disabled") {
+  attn::profiler::reset();
+  Tensor a = test::randn({4, 3}, 1), b = test::randn({3, 2}, 2);
+  attn::sum(attn::matmul(a, b)).backward();  // profiler off: not counted
+  attn::profiler::enable();
+  for (int i = 0; i < 2; ++i) attn::sum(attn::tanh(attn::matmul(a, b))).backward();
+  attn::profiler::enable(false);
+  CHECK_FALSE(attn::profiler::enabled());
+  const std::string table = attn::profiler::table();
+  CAPTURE(table);
+  for (const char* op : {"matmul", "tanh", "sum"}) {
+    const std::size_t at = table.find(std::string("\n") + op + " ");
+    REQUIRE(at != std::string::npos);
+    long calls = 0;
+    std::istringstream(table.substr(at + 1 + std::string(op).size())) >> calls;
+    CHECK(calls == 2);
+  }
+  CHECK(table.find("total") != std::string::npos);
+  std::istringstream per_step(attn::profiler::table(2).substr(attn::profiler::table(2).find("\nmatmul") + 7));
+  long calls_per_step = 0;
+  per_step >> calls_per_step;
+  CHECK(calls_per_step == 1);  // table(per) divides by the number of steps
+  attn::profiler::reset();
+  CHECK(attn::profiler::table().find("matmul") == std::string::npos);
 }
 
 TEST_CASE("the graph frees itself: the live-node counter returns to where it was") {

@@ -28,6 +28,22 @@ TEST_CASE("dropout: kept values scaled by 1 / (1 - p), mean preserved over 100k 
   CHECK(xt::mean(v)() == doctest::Approx(2.0).epsilon(0.01));  // E[y] = x
 }
 
+TEST_CASE("dropout: every position, the last of an odd length too, is dropped about p of the time") {
+  // Values 2j and 2j + 1 share one 64-bit hash (32 bits each); an odd length's last value has its own.
+  Tensor x = attn::ones({7});
+  std::vector<int> dropped(7, 0);
+  for (std::uint64_t seed = 0; seed < 400; ++seed) {
+    Generator gen(seed);
+    const auto y = attn::dropout(x, 0.5, true, gen).to_array();
+    for (std::size_t i = 0; i < 7; ++i) dropped[i] += y(i) == 0.0;
+  }
+  for (std::size_t i = 0; i < 7; ++i) {
+    CAPTURE(i);
+    CHECK(dropped[i] > 160);  // 200 expected, std 10
+    CHECK(dropped[i] < 240);
+  }
+}
+
 TEST_CASE("dropout: identity in eval mode and for p = 0, zeros for p = 1") {
   Tensor x = test::randn({3, 4}, 1);
   Generator gen(0);
