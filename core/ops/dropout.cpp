@@ -25,9 +25,10 @@ std::uint64_t splitmix64(std::uint64_t z) {
 // Counter-based, like PyTorch's Philox: the call's key and the counter j give
 // the 64 bits splitmix64(key + j * golden) for the pair of values 2j and 2j + 1,
 // 32 bits each, and a value is dropped when its 32 bits are below p * 2^32.
-// target_clones compiles the loop twice, for AVX2 and for any x86-64, and the
-// CPU picks at load time: with AVX2 the hash runs 4 counters at a time.
-__attribute__((target_clones("avx2", "default")))
+// target_clones compiles the loop three times, and the CPU picks at load time:
+// with AVX2 the hash runs 4 counters at a time, with AVX-512 (x86-64-v4) 8, and
+// its 64-bit multiplies are single instructions (0.47 -> 0.22 ns a value here).
+__attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
 void fill_keep(std::uint8_t* keep, std::size_t n, std::uint64_t key, double p) {
   const std::uint64_t threshold = static_cast<std::uint64_t>(p * 4294967296.0);  // p * 2^32
   auto kept = [threshold](std::uint64_t bits32) { return static_cast<std::uint8_t>(bits32 >= threshold); };
@@ -39,11 +40,13 @@ void fill_keep(std::uint8_t* keep, std::size_t n, std::uint64_t key, double p) {
   if (n % 2) keep[n - 1] = kept(splitmix64(key + (n / 2) * 0x9e3779b97f4a7c15ull) & 0xffffffffu);
 }
 
-// out[i] = in[i] * scale where keep[i], else 0 (out may be in). Also compiled for AVX2.
+// out[i] = in[i] * (keep[i] * scale): scaled where kept, else 0 (out may be in).
+// A multiply, not a branch, so that it vectorizes (8x faster than `keep ? x * scale
+// : 0`); like PyTorch's x * mask * scale, a dropped inf or NaN gives NaN, not 0.
 template <class T>
 __attribute__((target_clones("avx2", "default")))
 void apply_keep(const T* in, const std::uint8_t* keep, std::size_t n, T scale, T* out) {
-  for (std::size_t i = 0; i < n; ++i) out[i] = keep[i] ? in[i] * scale : T(0);
+  for (std::size_t i = 0; i < n; ++i) out[i] = in[i] * (static_cast<T>(keep[i]) * scale);
 }
 
 template <class T>
