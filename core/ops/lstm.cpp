@@ -9,33 +9,11 @@
 // checks both against the composed ops, value and gradient.
 #include "../ops.hpp"
 #include "../record.hpp"
-
-#include <xtensor/xadapt.hpp>
-#include <xtensor/xnoalias.hpp>
-
-#include <array>
+#include "../vecmath.hpp"
 
 namespace attn {
 
 namespace {
-
-// n contiguous values as an xtensor expression, so that xsimd vectorizes exp and tanh.
-template <class T>
-auto view(T* p, std::size_t n) {
-  return xt::adapt(p, n, xt::no_ownership(), std::array<std::size_t, 1>{n});
-}
-
-template <class T>
-void sigmoid_into(const T* x, std::size_t n, T* y) {
-  auto out = view(y, n);
-  xt::noalias(out) = T(1) / (T(1) + xt::exp(-view(x, n)));
-}
-
-template <class T>
-void tanh_into(const T* x, std::size_t n, T* y) {
-  auto out = view(y, n);
-  xt::noalias(out) = xt::tanh(view(x, n));
-}
 
 template <class T>
 Tensor lstm_cell_c_(const Tensor& gates, const Tensor& c) {
@@ -46,8 +24,8 @@ Tensor lstm_cell_c_(const Tensor& gates, const Tensor& c) {
   std::vector<T> act(B * 3 * H);  // sigmoid(i), sigmoid(f), tanh(g) per row: [B, 3H], kept for backward
   for (std::size_t b = 0; b < B; ++b) {
     T* a = act.data() + b * 3 * H;
-    sigmoid_into(G + b * 4 * H, 2 * H, a);    // i and f
-    tanh_into(G + b * 4 * H + 2 * H, H, a + 2 * H);  // g
+    vecmath::sigmoid(G + b * 4 * H, a, 2 * H);          // i and f
+    vecmath::tanh(G + b * 4 * H + 2 * H, a + 2 * H, H);  // g
     for (std::size_t j = 0; j < H; ++j) c_new.data()[b * H + j] = a[H + j] * C[b * H + j] + a[j] * a[2 * H + j];
   }
   return record<T>("lstm_cell_c", std::move(c_new), {gates, c}, [B, H, act = std::move(act)](Node<T>& out) {
@@ -79,8 +57,8 @@ Tensor lstm_cell_h_(const Tensor& gates, const Tensor& c_new) {
   std::vector<T> act(B * 2 * H);  // sigmoid(o), tanh(c') per row: [B, 2H], kept for backward
   for (std::size_t b = 0; b < B; ++b) {
     T* a = act.data() + b * 2 * H;
-    sigmoid_into(G + b * 4 * H + 3 * H, H, a);                  // o
-    tanh_into(c_new.data<T>().data() + b * H, H, a + H);        // tanh(c')
+    vecmath::sigmoid(G + b * 4 * H + 3 * H, a, H);            // o
+    vecmath::tanh(c_new.data<T>().data() + b * H, a + H, H);  // tanh(c')
     for (std::size_t j = 0; j < H; ++j) h.data()[b * H + j] = a[j] * a[H + j];
   }
   return record<T>("lstm_cell_h", std::move(h), {gates, c_new}, [B, H, act = std::move(act)](Node<T>& out) {

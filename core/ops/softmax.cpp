@@ -8,17 +8,12 @@
 // that broadcast a [..., 1, ...] max or sum back over the dim.
 #include "../ops.hpp"
 #include "../record.hpp"
+#include "../vecmath.hpp"
 #include "layout.hpp"
 
-#include <xtensor/xadapt.hpp>
-#include <xtensor/xnoalias.hpp>
-
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <limits>
-#include <numeric>
-#include <vector>
 
 namespace attn {
 
@@ -47,37 +42,43 @@ T lane_max(Lane<const T> x, std::size_t n) {
   return std::isfinite(m) ? m : T(0);
 }
 
-// exp of n contiguous values, in place. Through an xtensor expression on the
-// adapted buffer, so that xsimd vectorizes it (std::exp one value at a time
-// is several times slower).
+// exp of n contiguous values, in place, through vecmath (the widest SIMD the CPU
+// has). Called once on a whole array, not lane by lane: the attention weights'
+// lanes are 20 values long, too short to fill the vector registers well.
 template <class T>
 void exp_inplace(T* v, std::size_t n) {
-  auto lane = xt::adapt(v, n, xt::no_ownership(), std::array<std::size_t, 1>{n});
-  xt::noalias(lane) = xt::exp(lane);  // noalias: in place, no temporary array
+  vecmath::exp(v, v, n);
 }
 
-// What softmax and log_softmax share, for one lane x: its max m, and
-// e_j = exp(x_j - m) written to the contiguous buffer e. Returns sum_j e_j.
+// shifted = x - (the max of x's lane), for every lane: all <= 0, so exp cannot overflow.
 template <class T>
-T shifted_exp(Lane<const T> x, std::size_t n, T* e, T& m) {
-  m = lane_max(x, n);
-  for (std::size_t j = 0; j < n; ++j) e[j] = x[j] - m;
-  exp_inplace(e, n);
-  return std::accumulate(e, e + n, T(0));
+void subtract_lane_max(const T* x, const Blocks& b, T* shifted) {
+  for_each_lane(b, [&](std::size_t start) {
+    Lane<const T> in{x + start, b.inner};
+    Lane<T> out{shifted + start, b.inner};
+    const T m = lane_max(in, b.n);
+    for (std::size_t j = 0; j < b.n; ++j) out[j] = in[j] - m;
+  });
+}
+
+template <class T>
+T lane_sum(Lane<const T> x, std::size_t n) {
+  T s = 0;
+  for (std::size_t j = 0; j < n; ++j) s += x[j];
+  return s;
 }
 
 template <class T>
 Tensor softmax_(const Tensor& x, std::size_t axis) {
   const Blocks b = blocks_around(x.shape(), axis);
-  const auto& v = x.data<T>();
-  xt::xarray<T> y = xt::xarray<T>::from_shape(v.shape());
-  std::vector<T> e(b.n);
-  for_each_lane(b, [&](std::size_t start) {
-    Lane<T> out{y.data() + start, b.inner};
-    // softmax(x)_j = exp(x_j - m) / sum_i exp(x_i - m)
-    T m;
-    const T sum = shifted_exp(Lane<const T>{v.data() + start, b.inner}, b.n, e.data(), m);
-    for (std::size_t j = 0; j < b.n; ++j) out[j] = e[j] / sum;
+  xt::xarray<T> y = xt::xarray<T>::from_shape(x.shape());
+  // softmax(x)_j = exp(x_j - m) / sum_i exp(x_i - m), in three passes over y:
+  subtract_lane_max(x.data<T>().data(), b, y.data());  // y = x - m
+  exp_inplace(y.data(), y.size());                     // y = exp(x - m)
+  for_each_lane(b, [&](std::size_t start) {            // y = y / sum of its lane
+    Lane<T> e{y.data() + start, b.inner};
+    const T sum = lane_sum(Lane<const T>{e.p, e.stride}, b.n);
+    for (std::size_t j = 0; j < b.n; ++j) e[j] /= sum;
   });
   return record<T>("softmax", std::move(y), {x}, [b](Node<T>& out) {
     // d y_i/dx_j = y_i (delta_ij - y_j), so dx = y * (g - sum_i g_i y_i)
@@ -96,31 +97,25 @@ Tensor softmax_(const Tensor& x, std::size_t axis) {
 template <class T>
 Tensor log_softmax_(const Tensor& x, std::size_t axis) {
   const Blocks b = blocks_around(x.shape(), axis);
-  const auto& v = x.data<T>();
-  xt::xarray<T> y = xt::xarray<T>::from_shape(v.shape());
-  std::vector<T> e(b.n);
-  for_each_lane(b, [&](std::size_t start) {
-    Lane<const T> in{v.data() + start, b.inner};
+  // log softmax(x)_j = x_j - log sum_i exp(x_i) = (x_j - m) - log sum_i exp(x_i - m)
+  xt::xarray<T> y = xt::xarray<T>::from_shape(x.shape());
+  subtract_lane_max(x.data<T>().data(), b, y.data());  // y = x - m
+  xt::xarray<T> e = y;
+  exp_inplace(e.data(), e.size());                     // e = exp(x - m)
+  for_each_lane(b, [&](std::size_t start) {            // y = y - log sum of e's lane
     Lane<T> out{y.data() + start, b.inner};
-    // log softmax(x)_j = x_j - log sum_i exp(x_i) = (x_j - m) - log sum_i exp(x_i - m)
-    T m;
-    const T log_sum = std::log(shifted_exp(in, b.n, e.data(), m));
-    for (std::size_t j = 0; j < b.n; ++j) out[j] = in[j] - m - log_sum;
+    const T log_sum = std::log(lane_sum(Lane<const T>{e.data() + start, b.inner}, b.n));
+    for (std::size_t j = 0; j < b.n; ++j) out[j] -= log_sum;
   });
   return record<T>("log_softmax", std::move(y), {x}, [b](Node<T>& out) {
     // d y_i/dx_j = delta_ij - softmax(x)_j, so dx = g - exp(y) * sum_i g_i
-    xt::xarray<T> dx = xt::xarray<T>::from_shape(out.value.shape());
-    std::vector<T> p(b.n);  // softmax(x) = exp(y) of one lane
+    xt::xarray<T> dx = out.value;
+    exp_inplace(dx.data(), dx.size());  // dx = softmax(x) = exp(y), for now
     for_each_lane(b, [&](std::size_t start) {
-      Lane<const T> y{out.value.data() + start, b.inner}, g{out.grad.data() + start, b.inner};
+      Lane<const T> g{out.grad.data() + start, b.inner};
       Lane<T> d{dx.data() + start, b.inner};
-      T g_sum = 0;
-      for (std::size_t j = 0; j < b.n; ++j) {
-        g_sum += g[j];
-        p[j] = y[j];
-      }
-      exp_inplace(p.data(), b.n);
-      for (std::size_t j = 0; j < b.n; ++j) d[j] = g[j] - p[j] * g_sum;
+      const T g_sum = lane_sum(g, b.n);
+      for (std::size_t j = 0; j < b.n; ++j) d[j] = g[j] - d[j] * g_sum;
     });
     out.add_to_input_grad(0, std::move(dx));
   });
