@@ -36,8 +36,8 @@ Tensor dot_scores(const std::string& op, const Tensor& query, const Tensor& keys
   return matmul(query, transpose(keys, 1, 2));  // [B, Tq, D] x [B, D, Tk] -> [B, Tq, Tk]
 }
 
-// v^T z over the last dim: [..., A] -> [...].
-Tensor dot_with_v(const Tensor& z, const Tensor& v) { return sum(z * v, {-1}); }
+// v^T z over the last dim, as one matrix-vector product: [..., A] x [A] -> [...].
+Tensor dot_with_v(const Tensor& z, const Tensor& v) { return matmul(z, v); }
 
 // Uniform in [-1/sqrt(fan_in), 1/sqrt(fan_in)], as nn::Linear.
 void init_vector(Tensor& v, Generator& gen) {
