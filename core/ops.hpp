@@ -57,6 +57,9 @@ Tensor logsumexp(const Tensor& x, long dim, bool keepdim = false);        // sta
 // ---- softmax (core/ops/softmax.cpp) ------------------------------------------
 Tensor softmax(const Tensor& x, long dim);      // stable: no NaN for inputs of 1000
 Tensor log_softmax(const Tensor& x, long dim);
+// Fused: 0 where mask (broadcast to x) is true, a softmax over the rest, all 0 on a lane
+// blocked entirely. nn::masked_softmax (nn/attention/masks.hpp) explains it, composed.
+Tensor masked_softmax(const Tensor& x, const Mask& mask, long dim);
 
 // ---- normalization (core/ops/norm.cpp) ----------------------------------------
 // Each row of the last dims `normalized_shape` to zero mean and unit variance,

@@ -66,9 +66,6 @@ Tensor where_(const Mask& condition, const Tensor& a, const Tensor& b) {
   });
 }
 
-Shape shape_of(const Mask& m) { return Shape(m.shape().begin(), m.shape().end()); }
-Shape shape_of(const Index& i) { return Shape(i.shape().begin(), i.shape().end()); }
-
 }  // namespace
 
 Tensor index_select(const Tensor& x, long dim, const Index& index) {

@@ -66,6 +66,12 @@ inline std::size_t normalize_new_dim(long dim, std::size_t ndim, const char* op)
   return static_cast<std::size_t>(dim < 0 ? dim + n + 1 : dim);
 }
 
+// The shape of a plain array (a Mask or an Index) as attn's Shape.
+template <class A>
+Shape shape_of(const A& a) {
+  return Shape(a.shape().begin(), a.shape().end());
+}
+
 // The shape that a and b broadcast to (numpy's rules), or a ShapeError naming op.
 inline Shape broadcast_shape(const char* op, const Shape& a, const Shape& b) {
   Shape out(std::max(a.size(), b.size()), 1);

@@ -68,6 +68,34 @@ T lane_sum(Lane<const T> x, std::size_t n) {
   return s;
 }
 
+// Each lane divided by its sum. A lane whose sum is 0 (every entry blocked, in
+// masked_softmax) stays all 0.
+template <class T>
+void divide_by_lane_sums(T* y, const Blocks& b) {
+  for_each_lane(b, [&](std::size_t start) {
+    Lane<T> e{y + start, b.inner};
+    const T sum = lane_sum(Lane<const T>{e.p, e.stride}, b.n);
+    if (sum == T(0)) return;
+    for (std::size_t j = 0; j < b.n; ++j) e[j] /= sum;
+  });
+}
+
+// softmax's backward, shared with masked_softmax (where y = 0 on blocked entries,
+// so their gradient comes out 0 too).
+template <class T>
+void softmax_backward(Node<T>& out, const Blocks& b) {
+  // d y_i/dx_j = y_i (delta_ij - y_j), so dx = y * (g - sum_i g_i y_i)
+  xt::xarray<T> dx = xt::xarray<T>::from_shape(out.value.shape());
+  for_each_lane(b, [&](std::size_t start) {
+    Lane<const T> y{out.value.data() + start, b.inner}, g{out.grad.data() + start, b.inner};
+    Lane<T> d{dx.data() + start, b.inner};
+    T gy = 0;
+    for (std::size_t j = 0; j < b.n; ++j) gy += g[j] * y[j];
+    for (std::size_t j = 0; j < b.n; ++j) d[j] = y[j] * (g[j] - gy);
+  });
+  out.add_to_input_grad(0, std::move(dx));
+}
+
 template <class T>
 Tensor softmax_(const Tensor& x, std::size_t axis) {
   const Blocks b = blocks_around(x.shape(), axis);
@@ -75,23 +103,31 @@ Tensor softmax_(const Tensor& x, std::size_t axis) {
   // softmax(x)_j = exp(x_j - m) / sum_i exp(x_i - m), in three passes over y:
   subtract_lane_max(x.data<T>().data(), b, y.data());  // y = x - m
   exp_inplace(y.data(), y.size());                     // y = exp(x - m)
-  for_each_lane(b, [&](std::size_t start) {            // y = y / sum of its lane
-    Lane<T> e{y.data() + start, b.inner};
-    const T sum = lane_sum(Lane<const T>{e.p, e.stride}, b.n);
-    for (std::size_t j = 0; j < b.n; ++j) e[j] /= sum;
+  divide_by_lane_sums(y.data(), b);                    // y = y / sum of its lane
+  return record<T>("softmax", std::move(y), {x}, [b](Node<T>& out) { softmax_backward(out, b); });
+}
+
+// `blocked` is already broadcast to x's shape. The same three passes as softmax,
+// with blocked entries left out of the max and set to -inf, so that exp makes them 0.
+template <class T>
+Tensor masked_softmax_(const Tensor& x, const Mask& blocked, std::size_t axis) {
+  const Blocks b = blocks_around(x.shape(), axis);
+  const T inf = std::numeric_limits<T>::infinity();
+  const T* in = x.data<T>().data();
+  xt::xarray<T> y = xt::xarray<T>::from_shape(x.shape());
+  for_each_lane(b, [&](std::size_t start) {  // y = x - m over the open entries, -inf on the blocked
+    Lane<const T> v{in + start, b.inner};
+    Lane<const bool> m{blocked.data() + start, b.inner};
+    Lane<T> out{y.data() + start, b.inner};
+    T mx = -inf;
+    for (std::size_t j = 0; j < b.n; ++j)
+      if (!m[j]) mx = std::max(mx, v[j]);
+    if (!std::isfinite(mx)) mx = T(0);
+    for (std::size_t j = 0; j < b.n; ++j) out[j] = m[j] ? -inf : v[j] - mx;
   });
-  return record<T>("softmax", std::move(y), {x}, [b](Node<T>& out) {
-    // d y_i/dx_j = y_i (delta_ij - y_j), so dx = y * (g - sum_i g_i y_i)
-    xt::xarray<T> dx = xt::xarray<T>::from_shape(out.value.shape());
-    for_each_lane(b, [&](std::size_t start) {
-      Lane<const T> y{out.value.data() + start, b.inner}, g{out.grad.data() + start, b.inner};
-      Lane<T> d{dx.data() + start, b.inner};
-      T gy = 0;
-      for (std::size_t j = 0; j < b.n; ++j) gy += g[j] * y[j];
-      for (std::size_t j = 0; j < b.n; ++j) d[j] = y[j] * (g[j] - gy);
-    });
-    out.add_to_input_grad(0, std::move(dx));
-  });
+  exp_inplace(y.data(), y.size());   // y = exp(x - m), 0 where blocked
+  divide_by_lane_sums(y.data(), b);  // a lane blocked entirely has sum 0 and stays 0
+  return record<T>("masked_softmax", std::move(y), {x}, [b](Node<T>& out) { softmax_backward(out, b); });
 }
 
 template <class T>
@@ -126,6 +162,15 @@ Tensor log_softmax_(const Tensor& x, std::size_t axis) {
 Tensor softmax(const Tensor& x, long dim) {
   check_inputs("softmax", {&x});
   return ATTN_DISPATCH(x.dtype(), softmax_, x, normalize_dim(dim, x.dim(), "softmax"));
+}
+
+Tensor masked_softmax(const Tensor& x, const Mask& mask, long dim) {
+  check_inputs("masked_softmax", {&x});
+  const std::size_t axis = normalize_dim(dim, x.dim(), "masked_softmax");
+  if (broadcast_shape("masked_softmax", shape_of(mask), x.shape()) != x.shape())
+    throw ShapeError("masked_softmax: mask of shape " + shape_str(shape_of(mask)) +
+                     " does not broadcast to x of shape " + shape_str(x.shape()));
+  return ATTN_DISPATCH(x.dtype(), masked_softmax_, x, broadcast_to(mask, x.shape()), axis);
 }
 
 Tensor log_softmax(const Tensor& x, long dim) {

@@ -5,8 +5,6 @@
 
 #include <xtensor/xbuilder.hpp>
 
-#include <algorithm>
-
 #include <string>
 
 namespace attn::nn {
@@ -23,16 +21,6 @@ bool broadcasts_to(const Shape& mask, const Shape& shape) {
     if (m != s && m != 1) return false;
   }
   return true;
-}
-
-// True unless no row of the mask along its last dim is blocked entirely: then
-// (broadcast to the scores, dim = -1) no row of the softmax needs zeroing.
-bool may_block_a_whole_row(const Mask& mask, const Shape& scores, std::size_t dim) {
-  if (dim != scores.size() - 1 || mask.dimension() == 0 || mask.shape().back() != scores.back()) return true;
-  const std::size_t n = mask.shape().back();
-  for (std::size_t row = 0; row < mask.size() / n; ++row)
-    if (std::all_of(mask.data() + row * n, mask.data() + (row + 1) * n, [](bool m) { return m; })) return true;
-  return false;
 }
 
 }  // namespace
@@ -111,14 +99,14 @@ Tensor masked_softmax(const Tensor& scores, const std::optional<Mask>& mask, lon
   if (!broadcasts_to(mask_shape(*mask), scores.shape()))
     throw ShapeError("masked_softmax: mask " + shape_str(mask_shape(*mask)) + " does not broadcast against scores " +
                      shape_str(scores.shape()));
-  // Blocked scores become a huge negative number: exp() makes them exactly 0.
-  Tensor weights = softmax(masked_fill(scores, *mask, kBlockedScore), dim);
-  // A fully blocked row came out uniform (all its scores were equal): zero it.
-  // Zeroing every blocked entry does that and changes nothing elsewhere
-  // (the blocked entries are exactly 0 already in every other row).
-  if (!may_block_a_whole_row(*mask, scores.shape(), axis))
-    return weights;
-  return masked_fill(weights, *mask, 0.0);
+  // Composed from core ops this is
+  //   weights = softmax(masked_fill(scores, mask, kBlockedScore), dim)
+  // (a blocked score becomes a huge negative number, which exp() makes exactly 0),
+  // then masked_fill(weights, mask, 0): a fully blocked row came out uniform, since
+  // all its scores were equal, and must be 0. attn::masked_softmax (core/ops/softmax.cpp)
+  // does all of it in one op, with one pass and one saved array less;
+  // tests/core/test_softmax.cpp checks it against this composed version.
+  return attn::masked_softmax(scores, *mask, static_cast<long>(axis));
 }
 
 }  // namespace attn::nn

@@ -43,8 +43,9 @@ std::optional<Mask> combine_masks(const Shape& scores_shape, const std::optional
 // Softmax over `dim` that ignores blocked entries: weights are 0 where `mask` is
 // true, sum to 1 over the rest, and are all 0 on a fully blocked row. `mask`
 // broadcasts (numpy rules) against `scores`; no mask is a plain softmax.
-// Composed from core ops, so it is differentiable like any other op:
-//   masked_fill(scores, mask, -1e30) -> softmax -> masked_fill(weights, mask, 0).
+// Composed from core ops it is
+//   masked_fill(scores, mask, -1e30) -> softmax -> masked_fill(weights, mask, 0);
+// it runs as one fused op, attn::masked_softmax, tested against that composition.
 Tensor masked_softmax(const Tensor& scores, const std::optional<Mask>& mask, long dim = -1);
 
 // The finite stand-in for -infinity that blocked scores get before the softmax.

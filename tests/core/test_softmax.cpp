@@ -95,3 +95,63 @@ TEST_CASE("softmax rejects bad dims") {
   CHECK_THROWS_WITH_SUBSTR(attn::softmax(attn::zeros({}), 0), attn::ShapeError, "softmax: dim 0 is out of range");
   CHECK_THROWS_AS(attn::softmax(Tensor(), 0), attn::ValueError);
 }
+
+// ---- masked_softmax, the fused op --------------------------------------------
+
+namespace {
+
+// What attn::masked_softmax fuses, from core ops (nn/attention/masks.cpp explains it).
+Tensor composed_masked_softmax(const Tensor& x, const attn::Mask& mask, long dim) {
+  Tensor weights = attn::softmax(attn::masked_fill(x, mask, -1e30), dim);
+  return attn::masked_fill(weights, mask, 0.0);
+}
+
+// A mask of `shape` blocking about a third of the entries, reproducibly.
+attn::Mask some_mask(const attn::Shape& shape, std::uint64_t seed) {
+  const auto u = test::uniform(shape, 0.0, 1.0, seed, false).to_array();
+  attn::Mask m = attn::Mask::from_shape(shape);
+  for (std::size_t i = 0; i < m.size(); ++i) m.flat(i) = u.flat(i) < 0.35;
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("masked_softmax: equals the composed masked_fill -> softmax -> masked_fill, value and gradient") {
+  const attn::Shape shape{2, 3, 5};
+  attn::Mask full = some_mask(shape, 11);
+  full(0, 1, 0) = full(0, 1, 1) = full(0, 1, 2) = full(0, 1, 3) = full(0, 1, 4) = true;  // one row blocked entirely
+  attn::Mask per_key = some_mask({2, 1, 5}, 12);  // broadcast over the queries, like a padding mask
+  attn::Mask shared = some_mask({5}, 13);         // broadcast over everything
+  for (const attn::Mask* mask : {&full, &per_key, &shared})
+    for (long dim : {-1L, 1L, 0L})
+      for (attn::Dtype dtype : {attn::Dtype::Float64, attn::Dtype::Float32}) {
+        CAPTURE(dim);
+        Tensor x = test::randn(shape, 14, false).to(dtype);
+        x.requires_grad_(true);
+        Tensor g = test::randn(shape, 15, false).to(dtype);
+        Tensor fused = attn::masked_softmax(x, *mask, dim);
+        Tensor composed = composed_masked_softmax(x, *mask, dim);
+        const double tol = dtype == attn::Dtype::Float64 ? 1e-15 : 1e-7;
+        CHECK(test::allclose(fused, composed, tol));
+        attn::sum(fused * g).backward();
+        const Tensor fused_grad = x.grad();
+        x.zero_grad();
+        attn::sum(composed * g).backward();
+        CHECK(test::allclose(fused_grad, x.grad(), tol));
+      }
+  // The row blocked entirely is 0, not NaN.
+  Tensor y = attn::masked_softmax(test::randn(shape, 16, false), full, -1);
+  for (std::size_t j = 0; j < 5; ++j) CHECK(y.to_array()(0, 1, j) == 0.0);
+}
+
+TEST_CASE("masked_softmax: gradcheck, and a mask that does not broadcast is refused") {
+  Tensor x = test::randn({3, 4}, 17);
+  attn::Mask mask = some_mask({3, 4}, 18);
+  mask(1, 0) = mask(1, 1) = mask(1, 2) = mask(1, 3) = true;
+  for (long dim : {0L, 1L}) CHECK_GRADCHECK([&](const Inputs& in) { return attn::masked_softmax(in[0], mask, dim); }, {x});
+  CHECK_THROWS_WITH_SUBSTR(attn::masked_softmax(x, some_mask({3, 5}, 19), -1), attn::ShapeError,
+                           "masked_softmax: shapes [3, 5] and [3, 4] do not broadcast");
+  CHECK_THROWS_WITH_SUBSTR(attn::masked_softmax(x, some_mask({2, 3, 4}, 19), -1), attn::ShapeError,
+                           "masked_softmax: mask of shape [2, 3, 4] does not broadcast to x of shape [3, 4]");
+  CHECK_THROWS_WITH_SUBSTR(attn::masked_softmax(x, mask, 2), attn::ShapeError, "masked_softmax: dim 2");
+}
