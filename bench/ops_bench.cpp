@@ -3,15 +3,17 @@
 // For add, tanh, softmax(dim -1) and matmul by a 128x128 matrix on a 32x128
 // input, in float32 and float64, two rows each:
 //   <op>/<dtype>/attn  forward + backward through attn (graph, closures, grads)
-//   <op>/<dtype>/raw   the same arithmetic written directly in xtensor / BLAS
+//   <op>/<dtype>/raw   the same arithmetic written directly in xtensor / BLAS, with
+//                      the same kernels attn uses (vecmath's exp and tanh, gemm)
 // attn minus raw is the per-op overhead above the arithmetic.
 // Then matmul alone (forward, no graph) at 512 and 1024, attn against a raw
 // gemm call through core/blas.hpp, in GFLOP/s.
 //
-// bench/run_ops.sh runs this and bench/torch_ops.py and prints one table.
+// bench/run.sh runs this and bench/torch_ops.py and prints one table.
 // OpenBLAS threads: ATTN_BLAS_THREADS (default 1).
 #include "attn.hpp"
 #include "core/blas.hpp"
+#include "core/vecmath.hpp"
 
 #include <benchmark/benchmark.h>
 #include <xtensor/xmath.hpp>
@@ -97,7 +99,8 @@ template <class T>
 void raw_tanh(benchmark::State& state) {
   const auto x = values<T>({kRows, kCols}, 1), g = values<T>({kRows, kCols}, 2);
   for (auto _ : state) {
-    xt::xarray<T> y = xt::tanh(x);
+    xt::xarray<T> y = xt::xarray<T>::from_shape(x.shape());
+    attn::vecmath::tanh(x.data(), y.data(), y.size());
     xt::xarray<T> gx = g * (T(1) - y * y);
     benchmark::DoNotOptimize(gx.data());
   }
@@ -110,12 +113,16 @@ void raw_softmax(benchmark::State& state) {
   const std::size_t n = kCols;
   for (auto _ : state) {
     xt::xarray<T> y = xt::xarray<T>::from_shape(x.shape()), dx = xt::xarray<T>::from_shape(x.shape());
-    for (std::size_t r = 0; r < kRows; ++r) {
+    for (std::size_t r = 0; r < kRows; ++r) {  // y = x - max of its row
       const T* in = x.data() + r * n;
-      T* out = y.data() + r * n;
       const T m = *std::max_element(in, in + n);
+      for (std::size_t j = 0; j < n; ++j) y.data()[r * n + j] = in[j] - m;
+    }
+    attn::vecmath::exp(y.data(), y.data(), y.size());  // y = exp(y), the whole array at once
+    for (std::size_t r = 0; r < kRows; ++r) {           // y = y / sum of its row
+      T* out = y.data() + r * n;
       T sum = 0;
-      for (std::size_t j = 0; j < n; ++j) sum += out[j] = std::exp(in[j] - m);
+      for (std::size_t j = 0; j < n; ++j) sum += out[j];
       for (std::size_t j = 0; j < n; ++j) out[j] /= sum;
     }
     for (std::size_t r = 0; r < kRows; ++r) {  // dx = y * (g - sum(g * y))
