@@ -31,9 +31,9 @@ Tensor add_(const Tensor& a, const Tensor& b) {
   xt::xarray<T> a_copy, b_copy;
   xt::xarray<T> y = stretched(a.data<T>(), shape, a_copy) + stretched(b.data<T>(), shape, b_copy);
   return record<T>("add", std::move(y), {a, b}, [](Node<T>& out) {
-    // d(a + b)/da = 1, d(a + b)/db = 1
+    // d(a + b)/da = 1, d(a + b)/db = 1 (b takes the gradient itself: its last use)
     out.add_to_input_grad(0, out.grad);
-    out.add_to_input_grad(1, out.grad);
+    out.add_to_input_grad(1, out.take_grad());
   });
 }
 
@@ -43,9 +43,9 @@ Tensor sub_(const Tensor& a, const Tensor& b) {
   xt::xarray<T> a_copy, b_copy;
   xt::xarray<T> y = stretched(a.data<T>(), shape, a_copy) - stretched(b.data<T>(), shape, b_copy);
   return record<T>("sub", std::move(y), {a, b}, [](Node<T>& out) {
-    // d(a - b)/da = 1, d(a - b)/db = -1
-    out.add_to_input_grad(0, out.grad);
+    // d(a - b)/da = 1, d(a - b)/db = -1 (a takes the gradient itself: its last use)
     out.add_to_input_grad(1, -out.grad);
+    out.add_to_input_grad(0, out.take_grad());
   });
 }
 
@@ -81,7 +81,7 @@ Tensor add_scalar_(const Tensor& a, double s) {
   xt::xarray<T> y = a.data<T>() + static_cast<T>(s);
   return record<T>("add", std::move(y), {a}, [](Node<T>& out) {
     // d(a + s)/da = 1
-    out.add_to_input_grad(0, out.grad);
+    out.add_to_input_grad(0, out.take_grad());
   });
 }
 
@@ -91,7 +91,9 @@ Tensor mul_scalar_(const Tensor& a, double s) {
   xt::xarray<T> y = a.data<T>() * factor;
   return record<T>("mul", std::move(y), {a}, [factor](Node<T>& out) {
     // d(a * s)/da = s
-    out.add_to_input_grad(0, out.grad * factor);
+    xt::xarray<T> g = out.take_grad();
+    g *= factor;  // in place
+    out.add_to_input_grad(0, std::move(g));
   });
 }
 
