@@ -14,29 +14,40 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 namespace attn {
 
 namespace {
 
+// A stride of 1 that the compiler knows at compile time.
+using Contiguous = std::integral_constant<std::size_t, 1>;
+
 // One lane of the dim: lane[j] is its j-th value, `stride` (= inner) apart in memory.
-template <class T>
+// S is std::size_t, or Contiguous for the usual softmax over the last dim: then
+// the lane loops below compile to plain vectorized loops over contiguous rows.
+template <class T, class S>
 struct Lane {
   T* p;
-  std::size_t stride;
+  S stride;
   T& operator[](std::size_t j) const { return p[j * stride]; }
 };
 
-// Calls f(start) with the flat index where each of the outer * inner lanes starts.
+// Calls f(start, stride) for each of the outer * inner lanes: the flat index where
+// it starts, and its stride (Contiguous{} when inner == 1).
 template <class F>
 void for_each_lane(const Blocks& b, F f) {
+  if (b.inner == 1) {
+    for (std::size_t o = 0; o < b.outer; ++o) f(o * b.n, Contiguous{});
+    return;
+  }
   for (std::size_t o = 0; o < b.outer; ++o)
-    for (std::size_t k = 0; k < b.inner; ++k) f(o * b.n * b.inner + k);
+    for (std::size_t k = 0; k < b.inner; ++k) f(o * b.n * b.inner + k, b.inner);
 }
 
 // The max of a lane, or 0 if it is +-inf (a lane of -inf would give x - m = NaN).
-template <class T>
-T lane_max(Lane<const T> x, std::size_t n) {
+template <class T, class S>
+T lane_max(Lane<const T, S> x, std::size_t n) {
   T m = -std::numeric_limits<T>::infinity();
   for (std::size_t j = 0; j < n; ++j) m = std::max(m, x[j]);
   return std::isfinite(m) ? m : T(0);
@@ -53,16 +64,17 @@ void exp_inplace(T* v, std::size_t n) {
 // shifted = x - (the max of x's lane), for every lane: all <= 0, so exp cannot overflow.
 template <class T>
 void subtract_lane_max(const T* x, const Blocks& b, T* shifted) {
-  for_each_lane(b, [&](std::size_t start) {
-    Lane<const T> in{x + start, b.inner};
-    Lane<T> out{shifted + start, b.inner};
+  for_each_lane(b, [&](std::size_t start, auto stride) {
+    using S = decltype(stride);
+    Lane<const T, S> in{x + start, stride};
+    Lane<T, S> out{shifted + start, stride};
     const T m = lane_max(in, b.n);
     for (std::size_t j = 0; j < b.n; ++j) out[j] = in[j] - m;
   });
 }
 
-template <class T>
-T lane_sum(Lane<const T> x, std::size_t n) {
+template <class T, class S>
+T lane_sum(Lane<const T, S> x, std::size_t n) {
   T s = 0;
   for (std::size_t j = 0; j < n; ++j) s += x[j];
   return s;
@@ -72,9 +84,10 @@ T lane_sum(Lane<const T> x, std::size_t n) {
 // masked_softmax) stays all 0.
 template <class T>
 void divide_by_lane_sums(T* y, const Blocks& b) {
-  for_each_lane(b, [&](std::size_t start) {
-    Lane<T> e{y + start, b.inner};
-    const T sum = lane_sum(Lane<const T>{e.p, e.stride}, b.n);
+  for_each_lane(b, [&](std::size_t start, auto stride) {
+    using S = decltype(stride);
+    Lane<T, S> e{y + start, stride};
+    const T sum = lane_sum(Lane<const T, S>{e.p, stride}, b.n);
     if (sum == T(0)) return;
     for (std::size_t j = 0; j < b.n; ++j) e[j] /= sum;
   });
@@ -84,14 +97,15 @@ void divide_by_lane_sums(T* y, const Blocks& b) {
 // so their gradient comes out 0 too).
 template <class T>
 void softmax_backward(Node<T>& out, const Blocks& b) {
-  // d y_i/dx_j = y_i (delta_ij - y_j), so dx = y * (g - sum_i g_i y_i)
-  xt::xarray<T> dx = xt::xarray<T>::from_shape(out.value.shape());
-  for_each_lane(b, [&](std::size_t start) {
-    Lane<const T> y{out.value.data() + start, b.inner}, g{out.grad.data() + start, b.inner};
-    Lane<T> d{dx.data() + start, b.inner};
+  // d y_i/dx_j = y_i (delta_ij - y_j), so dx = y * (g - sum_i g_i y_i), in place in g
+  xt::xarray<T> dx = out.take_grad();
+  for_each_lane(b, [&](std::size_t start, auto stride) {
+    using S = decltype(stride);
+    Lane<const T, S> y{out.value.data() + start, stride};
+    Lane<T, S> g{dx.data() + start, stride};
     T gy = 0;
     for (std::size_t j = 0; j < b.n; ++j) gy += g[j] * y[j];
-    for (std::size_t j = 0; j < b.n; ++j) d[j] = y[j] * (g[j] - gy);
+    for (std::size_t j = 0; j < b.n; ++j) g[j] = y[j] * (g[j] - gy);
   });
   out.add_to_input_grad(0, std::move(dx));
 }
@@ -115,10 +129,11 @@ Tensor masked_softmax_(const Tensor& x, const Mask& blocked, std::size_t axis) {
   const T inf = std::numeric_limits<T>::infinity();
   const T* in = x.data<T>().data();
   xt::xarray<T> y = xt::xarray<T>::from_shape(x.shape());
-  for_each_lane(b, [&](std::size_t start) {  // y = x - m over the open entries, -inf on the blocked
-    Lane<const T> v{in + start, b.inner};
-    Lane<const bool> m{blocked.data() + start, b.inner};
-    Lane<T> out{y.data() + start, b.inner};
+  for_each_lane(b, [&](std::size_t start, auto stride) {  // y = x - m over the open entries, -inf on blocked ones
+    using S = decltype(stride);
+    Lane<const T, S> v{in + start, stride};
+    Lane<const bool, S> m{blocked.data() + start, stride};
+    Lane<T, S> out{y.data() + start, stride};
     T mx = -inf;
     for (std::size_t j = 0; j < b.n; ++j)
       if (!m[j]) mx = std::max(mx, v[j]);
@@ -138,18 +153,20 @@ Tensor log_softmax_(const Tensor& x, std::size_t axis) {
   subtract_lane_max(x.data<T>().data(), b, y.data());  // y = x - m
   xt::xarray<T> e = y;
   exp_inplace(e.data(), e.size());                     // e = exp(x - m)
-  for_each_lane(b, [&](std::size_t start) {            // y = y - log sum of e's lane
-    Lane<T> out{y.data() + start, b.inner};
-    const T log_sum = std::log(lane_sum(Lane<const T>{e.data() + start, b.inner}, b.n));
+  for_each_lane(b, [&](std::size_t start, auto stride) {            // y = y - log sum of e's lane
+    using S = decltype(stride);
+    Lane<T, S> out{y.data() + start, stride};
+    const T log_sum = std::log(lane_sum(Lane<const T, S>{e.data() + start, stride}, b.n));
     for (std::size_t j = 0; j < b.n; ++j) out[j] -= log_sum;
   });
   return record<T>("log_softmax", std::move(y), {x}, [b](Node<T>& out) {
     // d y_i/dx_j = delta_ij - softmax(x)_j, so dx = g - exp(y) * sum_i g_i
     xt::xarray<T> dx = out.value;
     exp_inplace(dx.data(), dx.size());  // dx = softmax(x) = exp(y), for now
-    for_each_lane(b, [&](std::size_t start) {
-      Lane<const T> g{out.grad.data() + start, b.inner};
-      Lane<T> d{dx.data() + start, b.inner};
+    for_each_lane(b, [&](std::size_t start, auto stride) {
+      using S = decltype(stride);
+      Lane<const T, S> g{out.grad.data() + start, stride};
+      Lane<T, S> d{dx.data() + start, stride};
       const T g_sum = lane_sum(g, b.n);
       for (std::size_t j = 0; j < b.n; ++j) d[j] = g[j] - d[j] * g_sum;
     });
