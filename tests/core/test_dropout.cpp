@@ -1,6 +1,9 @@
 // dropout (core/ops/dropout.cpp).
 #include "../helpers.hpp"
 
+#include <cmath>
+#include <limits>
+
 using attn::Generator;
 using attn::Tensor;
 
@@ -53,6 +56,21 @@ TEST_CASE("dropout: identity in eval mode and for p = 0, zeros for p = 1") {
   CHECK(test::allclose(z, attn::zeros({3, 4}), 0.0));
   attn::sum(z * 3.0).backward();
   CHECK(test::allclose(x.grad(), attn::zeros({3, 4}), 0.0));
+}
+
+TEST_CASE("dropout: a dropped inf or NaN gives NaN, as PyTorch's x * mask * scale") {
+  // The mask is applied by a multiply (so that the loop vectorizes): inf * 0 = NaN.
+  const double inf = std::numeric_limits<double>::infinity();
+  Generator gen(3);
+  const auto y = attn::dropout(attn::full({64}, inf), 0.5, true, gen).to_array();
+  std::size_t kept = 0, dropped = 0;
+  for (double v : y) {
+    if (std::isnan(v)) ++dropped;
+    else if (v == inf) ++kept;
+  }
+  CHECK(kept + dropped == 64);
+  CHECK(kept > 0);
+  CHECK(dropped > 0);
 }
 
 TEST_CASE("dropout: the gradient is the mask scale (0 or 1 / (1 - p))") {
