@@ -153,7 +153,7 @@ Tensor log_softmax_(const Tensor& x, std::size_t axis) {
   subtract_lane_max(x.data<T>().data(), b, y.data());  // y = x - m
   xt::xarray<T> e = y;
   exp_inplace(e.data(), e.size());                     // e = exp(x - m)
-  for_each_lane(b, [&](std::size_t start, auto stride) {            // y = y - log sum of e's lane
+  for_each_lane(b, [&](std::size_t start, auto stride) {  // y = y - log sum of e's lane
     using S = decltype(stride);
     Lane<T, S> out{y.data() + start, stride};
     const T log_sum = std::log(lane_sum(Lane<const T, S>{e.data() + start, stride}, b.n));

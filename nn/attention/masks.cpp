@@ -94,7 +94,7 @@ std::optional<Mask> combine_masks(const Shape& scores_shape, const std::optional
 
 Tensor masked_softmax(const Tensor& scores, const std::optional<Mask>& mask, long dim) {
   if (!scores.defined()) throw ValueError("masked_softmax: scores are undefined");
-  const std::size_t axis = normalize_dim(dim, scores.dim(), "masked_softmax");
+  normalize_dim(dim, scores.dim(), "masked_softmax");  // a bad dim is named as masked_softmax's
   if (!mask) return softmax(scores, dim);
   if (!broadcasts_to(mask_shape(*mask), scores.shape()))
     throw ShapeError("masked_softmax: mask " + shape_str(mask_shape(*mask)) + " does not broadcast against scores " +
@@ -106,7 +106,7 @@ Tensor masked_softmax(const Tensor& scores, const std::optional<Mask>& mask, lon
   // all its scores were equal, and must be 0. attn::masked_softmax (core/ops/softmax.cpp)
   // does all of it in one op, with one pass and one saved array less;
   // tests/core/test_softmax.cpp checks it against this composed version.
-  return attn::masked_softmax(scores, *mask, static_cast<long>(axis));
+  return attn::masked_softmax(scores, *mask, dim);
 }
 
 }  // namespace attn::nn
