@@ -7,6 +7,7 @@
 #include "core/errors.hpp"
 #include "core/gradcheck.hpp"
 #include "core/memory.hpp"
+#include "core/parallel.hpp"
 #include "core/ops.hpp"
 #include "core/profiler.hpp"
 #include "core/random.hpp"

@@ -17,9 +17,8 @@
 //                answers N times in us on one line; "mem" answers
 //                "<VmHWM kB> <VmRSS kB at start>" (peak memory, and the baseline)
 //
-// OpenBLAS runs one thread (ATTN_BLAS_THREADS to change it).
+// Threads: attn::get_num_threads(), i.e. ATTN_NUM_THREADS or one per core (core/parallel.hpp).
 #include "attn.hpp"
-#include "core/blas.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -177,8 +176,6 @@ double median(std::vector<double> v) {
 
 int main(int argc, char** argv) {
   const long baseline_kb = status_kb("VmRSS");
-  const char* threads = std::getenv("ATTN_BLAS_THREADS");
-  attn::blas::set_num_threads(threads ? std::atoi(threads) : 1);
   attn::reuse_freed_memory();  // as the attn command line does (core/memory.hpp); run.py gives torch the same
   const bool serve = argc > 1 && std::string(argv[1]) == "--serve";
   const bool profile = argc > 1 && std::string(argv[1]) == "--profile";

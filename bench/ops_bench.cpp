@@ -206,8 +206,6 @@ void register_all(const std::string& dtype) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const char* threads = std::getenv("ATTN_BLAS_THREADS");
-  attn::blas::set_num_threads(threads ? std::atoi(threads) : 1);
   attn::reuse_freed_memory();  // as the attn command line does (core/memory.hpp); run.py gives torch the same
   register_all<float>("f32");
   register_all<double>("f64");

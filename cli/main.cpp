@@ -6,7 +6,6 @@
 // Either way the error is ONE line on standard error, starting "attn: error:".
 #include "commands.hpp"
 
-#include "../core/blas.hpp"
 #include "../core/memory.hpp"
 
 #include <algorithm>
@@ -38,9 +37,6 @@ int fail(const std::string& message, int status) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // The course's matrices are small: OpenBLAS's thread pool costs more than it
-  // gains on them (measured 3x slower training on 2 cores), so use one thread.
-  attn::blas::set_num_threads(1);
   attn::reuse_freed_memory();  // every training step allocates the same arrays: keep them (core/memory.hpp)
   CLI::App app{"attn: attention from scratch, in C++. Train the course's models and see where they attend."};
   app.require_subcommand(1);

@@ -10,6 +10,9 @@
 // op(B) is [k, n], C is [m, n]; lda, ldb, ldc are the row lengths (leading
 // dims) of A, B and C as they are stored, e.g. lda = k for an untransposed A.
 // Transposing by the flag costs nothing: no transposed copy is ever made.
+//
+// A big product is split over attn's threads (core/parallel.hpp), each block
+// of C computed by a single-threaded OpenBLAS call.
 #pragma once
 
 #include <cstddef>
@@ -22,8 +25,5 @@ void gemm(bool trans_a, bool trans_b, std::size_t m, std::size_t n, std::size_t 
 void gemm(bool trans_a, bool trans_b, std::size_t m, std::size_t n, std::size_t k, double alpha,
           const double* a, std::size_t lda, const double* b, std::size_t ldb, double beta, double* c,
           std::size_t ldc);
-
-// How many threads OpenBLAS may use (benchmarks pin it to compare fairly).
-void set_num_threads(int threads);
 
 }  // namespace attn::blas

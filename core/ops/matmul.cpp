@@ -10,6 +10,7 @@
 // one (beta = 0) and adds to one that already holds a gradient (beta = 1), so an
 // operand used by several products, or whose batch dims were broadcast, sums them.
 #include "../blas.hpp"
+#include "../parallel.hpp"
 #include "../ops.hpp"
 #include "../record.hpp"
 #include "layout.hpp"
@@ -107,14 +108,37 @@ GradTarget<T> grad_target(Node<T>& in) {
   return {in.grad.data(), T(0)};
 }
 
-// Backward of a stack of products writes matrix `block` of a gradient once per
-// product that used it: the first write overwrites (if the target said so), the
-// rest add. `written` remembers which blocks were written.
+// Backward of a stack of products writes matrix block_of[i] of a gradient with
+// product i: the first product to write a block overwrites it (if the target
+// said so), the rest add to it. The beta of each product, in order.
 template <class T>
-T beta_for(const GradTarget<T>& target, std::vector<bool>& written, std::size_t block) {
-  const T beta = written[block] ? T(1) : target.beta;
-  written[block] = true;
+std::vector<T> betas(const GradTarget<T>& target, const std::vector<std::size_t>& block_of, std::size_t blocks) {
+  std::vector<bool> written(blocks);
+  std::vector<T> beta(block_of.size());
+  for (std::size_t i = 0; i < block_of.size(); ++i) {
+    beta[i] = written[block_of[i]] ? T(1) : target.beta;
+    written[block_of[i]] = true;
+  }
   return beta;
+}
+
+// Runs product(i) for every product of the plan. When they write disjoint
+// matrices, the threads take a share each (core/parallel.hpp), if the shares
+// are worth it: at least kShareWork multiply-adds each (blas::gemm splits one
+// big product on its own). Products that add into the same matrix run in order.
+constexpr std::size_t kShareWork = 128 * 1024;
+
+template <class Product>
+void for_each_product(const MatmulPlan& p, bool disjoint, const Product& product) {
+  const std::size_t count = p.a_of.size();
+  if (!disjoint) {
+    for (std::size_t i = 0; i < count; ++i) product(i);
+    return;
+  }
+  const std::size_t grain = std::max<std::size_t>(1, kShareWork / std::max<std::size_t>(1, p.m * p.n * p.k));
+  parallel_for(count, grain, [&](std::size_t begin, std::size_t end) {
+    for (std::size_t i = begin; i < end; ++i) product(i);
+  });
 }
 
 template <class T>
@@ -123,10 +147,11 @@ Tensor matmul_(const Tensor& a, const Tensor& b, const MatmulPlan& p) {
   xt::xarray<T> c = xt::xarray<T>::from_shape(p.out_shape);
   const T* A = a.data<T>().data();
   const T* B = b.data<T>().data();
-  for (std::size_t i = 0; i < p.a_of.size(); ++i)
+  for_each_product(p, /*disjoint=*/true, [&](std::size_t i) {
     // [m, k] x [k, n] -> [m, n]   (folded: [B*T, D] x [D, O] -> [B*T, O])
     blas::gemm(false, false, m, n, k, T(1), A + p.a_of[i] * m * k, k, B + p.b_of[i] * k * n, n, T(0),
                c.data() + i * m * n, n);
+  });
 
   return record<T>("matmul", std::move(c), {a, b}, [p](Node<T>& out) {
     const std::size_t m = p.m, k = p.k, n = p.n;
@@ -135,19 +160,21 @@ Tensor matmul_(const Tensor& a, const Tensor& b, const MatmulPlan& p) {
     const T* B = out.input(1).value.data();
     if (out.input_requires_grad(0)) {
       const GradTarget<T> dA = grad_target(out.input(0));
-      std::vector<bool> written(out.input(0).value.size() / (m * k));
-      for (std::size_t i = 0; i < p.a_of.size(); ++i)
+      const std::vector<T> beta = betas(dA, p.a_of, out.input(0).value.size() / (m * k));
+      for_each_product(p, /*disjoint=*/p.a_of.size() == out.input(0).value.size() / (m * k), [&](std::size_t i) {
         // dA = G B^T: [m, n] x [k, n]^T -> [m, k]
-        blas::gemm(false, true, m, k, n, T(1), G + i * m * n, n, B + p.b_of[i] * k * n, n,
-                   beta_for(dA, written, p.a_of[i]), dA.data + p.a_of[i] * m * k, k);
+        blas::gemm(false, true, m, k, n, T(1), G + i * m * n, n, B + p.b_of[i] * k * n, n, beta[i],
+                   dA.data + p.a_of[i] * m * k, k);
+      });
     }
     if (out.input_requires_grad(1)) {
       const GradTarget<T> dB = grad_target(out.input(1));
-      std::vector<bool> written(out.input(1).value.size() / (k * n));
-      for (std::size_t i = 0; i < p.a_of.size(); ++i)
+      const std::vector<T> beta = betas(dB, p.b_of, out.input(1).value.size() / (k * n));
+      for_each_product(p, /*disjoint=*/p.b_of.size() == out.input(1).value.size() / (k * n), [&](std::size_t i) {
         // dB = A^T G: [m, k]^T x [m, n] -> [k, n]   (folded: [B*T, D]^T x [B*T, O] -> [D, O], one gemm)
-        blas::gemm(true, false, k, n, m, T(1), A + p.a_of[i] * m * k, k, G + i * m * n, n,
-                   beta_for(dB, written, p.b_of[i]), dB.data + p.b_of[i] * k * n, n);
+        blas::gemm(true, false, k, n, m, T(1), A + p.a_of[i] * m * k, k, G + i * m * n, n, beta[i],
+                   dB.data + p.b_of[i] * k * n, n);
+      });
     }
   });
 }

@@ -4,7 +4,6 @@
 // greedily on 200 sources never seen in training. Float32, fixed seeds.
 #include "../helpers.hpp"
 
-#include "core/blas.hpp"
 #include "models/data/tasks.hpp"
 #include "models/trainer.hpp"
 #include "models/transformer_seq2seq.hpp"
@@ -28,8 +27,6 @@ struct Result {
 // d_model 32, 4 heads, 2 + 2 layers, feed-forward 64: about 60k parameters.
 Result train_and_test(data::SequenceTask task, std::size_t steps, double factor, long warmup) {
   const auto begin = std::chrono::steady_clock::now();
-  // Matrices of 32 to 64 columns: splitting them over threads costs more than it saves.
-  attn::blas::set_num_threads(1);
   attn::manual_seed(7);
   attn::Generator gen(11);
   data::SequenceTaskOptions options;

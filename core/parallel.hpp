@@ -1,0 +1,39 @@
+// attn's threads: how many there are, and how work is shared among them.
+//
+// As PyTorch's intra-op threads (torch.set_num_threads): one op at a time runs,
+// and an op big enough to be worth it splits its work over the threads. In attn
+// that op is the matrix product (core/blas.cpp splits a big gemm into blocks of
+// columns or rows, and matmul runs a stack of small products, such as attention's
+// per-head products, a share per thread). Everything else runs on the caller's
+// thread. OpenBLAS itself always runs on one thread: its own thread pool would
+// compete with attn's.
+//
+// Each thread computes whole output elements, and how the work is cut depends
+// only on the sizes and the number of threads: at a given number of threads,
+// results are the same bits run after run. At another number they may differ in
+// the last bits, as in PyTorch: OpenBLAS picks other kernels for smaller blocks
+// (tests/core/test_parallel.cpp checks both).
+//
+// How many threads: set_num_threads(n), or the environment variable
+// ATTN_NUM_THREADS, or else one per core (std::thread::hardware_concurrency).
+#pragma once
+
+#include <cstddef>
+#include <functional>
+
+namespace attn {
+
+// Use `threads` threads (the caller's plus threads - 1 workers); throws
+// std::invalid_argument if threads < 1. Not while a parallel_for is running.
+void set_num_threads(int threads);
+int get_num_threads();
+
+// Calls body(begin, end) on disjoint ranges that together cover [0, n), at most
+// one range per thread; the calling thread takes one share itself and returns
+// when every range is done. Ranges are cut at multiples of `grain` (the last
+// may be shorter). If a body throws, the first exception is rethrown here, once
+// every range has finished. Inside a body (or when another thread's
+// parallel_for is running), parallel_for runs serially on the calling thread.
+void parallel_for(std::size_t n, std::size_t grain, const std::function<void(std::size_t, std::size_t)>& body);
+
+}  // namespace attn

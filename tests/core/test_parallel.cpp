@@ -1,0 +1,214 @@
+// attn's threads (core/parallel.hpp): parallel_for covers its range exactly
+// once and passes exceptions on; products split over threads (core/blas.cpp,
+// matmul's stacks of products) give the same bits run after run, and the same
+// values to rounding at any number of threads.
+#include "../helpers.hpp"
+
+#include "core/blas.hpp"
+#include "core/parallel.hpp"
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cstdlib>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+namespace {
+
+// Restores the number of threads a test changed.
+struct ThreadsFor {
+  int before = attn::get_num_threads();
+  explicit ThreadsFor(int threads) { attn::set_num_threads(threads); }
+  ~ThreadsFor() { attn::set_num_threads(before); }
+};
+
+// The ranges parallel_for hands out, sorted.
+std::vector<std::pair<std::size_t, std::size_t>> ranges_of(std::size_t n, std::size_t grain) {
+  std::mutex mutex;
+  std::vector<std::pair<std::size_t, std::size_t>> ranges;
+  attn::parallel_for(n, grain, [&](std::size_t begin, std::size_t end) {
+    std::lock_guard<std::mutex> lock(mutex);
+    ranges.emplace_back(begin, end);
+  });
+  std::sort(ranges.begin(), ranges.end());
+  return ranges;
+}
+
+}  // namespace
+
+// First, before any test sets the number: meson runs this file again with
+// ATTN_NUM_THREADS=3 and with ATTN_NUM_THREADS=two (tests/meson.build).
+TEST_CASE("the default number of threads: ATTN_NUM_THREADS, else one per core") {
+  const char* env = std::getenv("ATTN_NUM_THREADS");
+  if (env == nullptr) {
+    const int cores = static_cast<int>(std::thread::hardware_concurrency());
+    CHECK(attn::get_num_threads() == (cores == 0 ? 1 : cores));
+  } else if (std::string(env) == "3") {
+    CHECK(attn::get_num_threads() == 3);
+  } else {
+    CHECK_THROWS_WITH_AS(attn::get_num_threads(),
+                         ("ATTN_NUM_THREADS: expected a whole number from 1 to 1024, got '" + std::string(env) + "'")
+                             .c_str(),
+                         std::invalid_argument);
+  }
+}
+
+TEST_CASE("set_num_threads refuses fewer than one thread") {
+  CHECK_THROWS_WITH_AS(attn::set_num_threads(0), "set_num_threads: expected at least 1 thread, got 0",
+                       std::invalid_argument);
+  CHECK_THROWS_AS(attn::set_num_threads(-2), std::invalid_argument);
+  ThreadsFor three(3);
+  CHECK(attn::get_num_threads() == 3);
+}
+
+TEST_CASE("parallel_for covers [0, n) once, in ranges cut at multiples of grain") {
+  for (int threads : {1, 2, 3, 4}) {
+    ThreadsFor set(threads);
+    for (std::size_t n : {0, 1, 2, 5, 31, 32, 33, 100, 1000}) {
+      for (std::size_t grain : {1, 8, 32}) {
+        CAPTURE(threads);
+        CAPTURE(n);
+        CAPTURE(grain);
+        const auto ranges = ranges_of(n, grain);
+        std::size_t expect_begin = 0;
+        for (const auto& [begin, end] : ranges) {
+          CHECK(begin == expect_begin);
+          CHECK(begin < end);
+          CHECK(begin % grain == 0);
+          expect_begin = end;
+        }
+        CHECK(expect_begin == n);
+        const std::size_t units = (n + grain - 1) / grain;
+        CHECK(ranges.size() == std::min<std::size_t>(units, static_cast<std::size_t>(threads)));
+      }
+    }
+  }
+}
+
+TEST_CASE("parallel_for runs on several threads, and serially when nested") {
+  ThreadsFor two(2);
+  // Enough work per range that the worker, spinning, takes one: wait for it.
+  std::atomic<int> started{0};
+  std::mutex mutex;
+  std::vector<std::thread::id> ids;
+  attn::parallel_for(2, 1, [&](std::size_t, std::size_t) {
+    ++started;
+    // The caller does not wait for a worker that has not started, so one range
+    // might run on the caller too; either way both ranges run exactly once.
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      ids.push_back(std::this_thread::get_id());
+    }
+    std::vector<long> inner;
+    std::mutex inner_mutex;
+    attn::parallel_for(10, 1, [&](std::size_t begin, std::size_t end) {
+      std::lock_guard<std::mutex> lock(inner_mutex);
+      inner.push_back(static_cast<long>(end - begin));
+    });
+    CHECK(inner == std::vector<long>{10});  // nested: one range, on this thread
+  });
+  CHECK(started == 2);
+  CHECK(ids.size() == 2);
+}
+
+TEST_CASE("an exception in parallel_for's body reaches the caller, and the pool still works") {
+  ThreadsFor two(2);
+  CHECK_THROWS_WITH_AS(attn::parallel_for(100, 1,
+                                          [](std::size_t begin, std::size_t) {
+                                            if (begin > 0) throw std::runtime_error("range after 0");
+                                          }),
+                       "range after 0", std::runtime_error);
+  const auto ranges = ranges_of(100, 1);
+  REQUIRE(ranges.size() == 2);
+  CHECK(ranges.back().second == 100);
+}
+
+TEST_CASE("set_num_threads inside parallel_for is refused") {
+  ThreadsFor two(2);
+  std::atomic<int> refused{0};
+  attn::parallel_for(2, 1, [&](std::size_t, std::size_t) {
+    try {
+      attn::set_num_threads(1);
+    } catch (const std::logic_error& e) {
+      if (std::string(e.what()) == "set_num_threads: called inside a parallel_for") ++refused;
+    }
+  });
+  CHECK(refused == 2);
+  CHECK(attn::get_num_threads() == 2);
+}
+
+namespace {
+
+// Products `f` at 1 thread, then twice at 2 and at 3: the same bits at the
+// same number of threads, the same values to rounding (float64) at another.
+template <class F>
+void same_at_any_threads(F f) {
+  std::vector<attn::Tensor> one;
+  {
+    ThreadsFor set(1);
+    one = f();
+  }
+  for (int threads : {2, 3}) {
+    CAPTURE(threads);
+    ThreadsFor set(threads);
+    const std::vector<attn::Tensor> many = f(), again = f();
+    REQUIRE(many.size() == one.size());
+    for (std::size_t i = 0; i < one.size(); ++i) {
+      CAPTURE(i);
+      CHECK(test::allclose(many[i], again[i], 0.0));
+      const double scale = std::max(1.0, xt::amax(xt::abs(one[i].to_array()))());
+      CHECK(test::allclose(many[i], one[i], 1e-13 * scale));
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("gemm split over threads: every transpose, and shapes that split by columns or by rows") {
+  // Shapes around the split threshold, columns and rows not multiples of the
+  // block, and each way to split (more columns, more rows).
+  const std::vector<std::array<std::size_t, 3>> shapes{{32, 512, 128}, {512, 32, 128}, {100, 333, 77},
+                                                        {257, 65, 129}, {8, 1000, 40},  {1000, 8, 40}};
+  for (const auto& [m, n, k] : shapes) {
+    for (bool ta : {false, true}) {
+      for (bool tb : {false, true}) {
+        CAPTURE(m);
+        CAPTURE(n);
+        CAPTURE(k);
+        CAPTURE(ta);
+        CAPTURE(tb);
+        auto run = [&] {
+          const attn::Tensor A = test::randn(ta ? attn::Shape{k, m} : attn::Shape{m, k}, 1, false);
+          const attn::Tensor B = test::randn(tb ? attn::Shape{n, k} : attn::Shape{k, n}, 2, false);
+          attn::Tensor C = test::randn({m, n}, 3, false);  // beta = 0.5 reads it
+          const auto av = A.to_array(), bv = B.to_array();
+          auto cv = C.to_array();
+          attn::blas::gemm(ta, tb, m, n, k, 1.5, av.data(), ta ? m : k, bv.data(), tb ? k : n, 0.5, cv.data(), n);
+          return std::vector<attn::Tensor>{attn::Tensor(cv)};
+        };
+        same_at_any_threads(run);
+      }
+    }
+  }
+}
+
+TEST_CASE("matmul and linear split over threads, forward and backward") {
+  auto products = [] {
+    // A stack of per-head products ([B, H, T, d] x [B, H, d, T]), a broadcast
+    // stack (b shared by every batch: its gradient adds up in order), and linear.
+    attn::Tensor q = test::randn({8, 4, 20, 32}, 1), k = test::randn({8, 4, 32, 20}, 2);
+    attn::Tensor x = test::randn({16, 40, 64}, 3), w = test::randn({64, 96}, 4);
+    attn::Tensor h = test::randn({64, 256}, 5), weight = test::randn({512, 256}, 6), bias = test::randn({512}, 7);
+    attn::Tensor loss = attn::sum(attn::tanh(attn::matmul(q, k))) + attn::sum(attn::tanh(attn::matmul(x, w))) +
+                        attn::sum(attn::tanh(attn::linear(h, weight, bias)));
+    loss.backward();
+    return std::vector<attn::Tensor>{loss, q.grad(), k.grad(), x.grad(), w.grad(), h.grad(), weight.grad(),
+                                     bias.grad()};
+  };
+  same_at_any_threads(products);
+}
