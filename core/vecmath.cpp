@@ -2,6 +2,7 @@
 #include "vecmath.hpp"
 
 #include "errors.hpp"
+#include "parallel.hpp"
 #include "vecmath/entry_points.hpp"
 
 #include <string>
@@ -70,11 +71,26 @@ const char* name(Isa isa) {
   return "unknown";
 }
 
-void exp(const float* x, float* y, std::size_t n, Isa isa) { kernels<float>(isa).exp(x, y, n); }
-void exp(const double* x, double* y, std::size_t n, Isa isa) { kernels<double>(isa).exp(x, y, n); }
-void tanh(const float* x, float* y, std::size_t n, Isa isa) { kernels<float>(isa).tanh(x, y, n); }
-void tanh(const double* x, double* y, std::size_t n, Isa isa) { kernels<double>(isa).tanh(x, y, n); }
-void sigmoid(const float* x, float* y, std::size_t n, Isa isa) { kernels<float>(isa).sigmoid(x, y, n); }
-void sigmoid(const double* x, double* y, std::size_t n, Isa isa) { kernels<double>(isa).sigmoid(x, y, n); }
+namespace {
+
+// Long arrays are cut into pieces of this many values, a share of them per
+// thread (core/parallel.hpp), as PyTorch cuts its elementwise loops. A multiple
+// of every SIMD width: each value goes through the same instructions whatever
+// the cut, so the result is the same bits at any number of threads.
+constexpr std::size_t kGrain = 16384;
+
+template <class T>
+void run(void (*f)(const T*, T*, std::size_t), const T* x, T* y, std::size_t n) {
+  parallel_for(n, kGrain, [&](std::size_t begin, std::size_t end) { f(x + begin, y + begin, end - begin); });
+}
+
+}  // namespace
+
+void exp(const float* x, float* y, std::size_t n, Isa isa) { run(kernels<float>(isa).exp, x, y, n); }
+void exp(const double* x, double* y, std::size_t n, Isa isa) { run(kernels<double>(isa).exp, x, y, n); }
+void tanh(const float* x, float* y, std::size_t n, Isa isa) { run(kernels<float>(isa).tanh, x, y, n); }
+void tanh(const double* x, double* y, std::size_t n, Isa isa) { run(kernels<double>(isa).tanh, x, y, n); }
+void sigmoid(const float* x, float* y, std::size_t n, Isa isa) { run(kernels<float>(isa).sigmoid, x, y, n); }
+void sigmoid(const double* x, double* y, std::size_t n, Isa isa) { run(kernels<double>(isa).sigmoid, x, y, n); }
 
 }  // namespace attn::vecmath

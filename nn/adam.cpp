@@ -1,6 +1,7 @@
 // Adam and AdamW, following torch.optim's _single_tensor_adam(w) term by term.
 #include "optim.hpp"
 
+#include "../core/parallel.hpp"
 #include "../core/record.hpp"
 
 #include <cmath>
@@ -8,6 +9,34 @@
 namespace attn::nn {
 
 namespace {
+
+// The numbers one Adam step uses for every value of a parameter.
+template <class T>
+struct AdamStep {
+  T b1, b2, one_minus_b1, one_minus_b2;
+  T l2;          // Adam: the L2 term added to g
+  T shrink;      // AdamW: p itself shrinks
+  T step_size;   // lr / (1 - beta1^t)
+  T sqrt_bc2;    // sqrt(1 - beta2^t)
+  T eps;
+};
+
+// Values [begin, end) of one parameter p, its gradient G and its averages M, V,
+// in one pass: every line below only needs the same value of each, and one pass
+// reads and writes memory once instead of three times (a third less time than
+// three array expressions). The four arrays never overlap (__restrict) and `s`
+// is a copy, so GCC vectorizes the loop.
+template <class T>
+void adam_values(T* __restrict P, T* __restrict M, T* __restrict V, const T* __restrict G, std::size_t begin,
+                 std::size_t end, const AdamStep<T> s) {
+  for (std::size_t i = begin; i < end; ++i) {
+    P[i] *= s.shrink;
+    const T g = G[i] + s.l2 * P[i];
+    M[i] = M[i] * s.b1 + s.one_minus_b1 * g;      // running mean of g
+    V[i] = V[i] * s.b2 + s.one_minus_b2 * g * g;  // running mean of g^2
+    P[i] -= s.step_size * M[i] / (std::sqrt(V[i]) / s.sqrt_bc2 + s.eps);
+  }
+}
 
 template <class T>
 void adam_update(Tensor& param, Tensor& exp_avg, Tensor& exp_avg_sq, long step, const Adam& o, bool decoupled) {
@@ -21,31 +50,23 @@ void adam_update(Tensor& param, Tensor& exp_avg, Tensor& exp_avg_sq, long step, 
   xt::xarray<T>& v = exp_avg_sq.data<T>();
 
   const auto [beta1, beta2] = o.betas;
-  const T b1 = static_cast<T>(beta1), b2 = static_cast<T>(beta2);
-  const T one_minus_b1 = static_cast<T>(1 - beta1), one_minus_b2 = static_cast<T>(1 - beta2);
-  const T l2 = static_cast<T>(decoupled ? 0 : o.weight_decay);           // Adam: L2 term added to g
-  const T shrink = static_cast<T>(decoupled ? 1 - o.lr * o.weight_decay : 1);  // AdamW: p itself shrinks
   // m and v start at 0, so early on they are too small by (1 - beta^t): divide that out.
   const double bias_correction1 = 1 - std::pow(beta1, static_cast<double>(step));
   const double bias_correction2 = 1 - std::pow(beta2, static_cast<double>(step));
-  const T step_size = static_cast<T>(o.lr / bias_correction1);
-  const T sqrt_bc2 = static_cast<T>(std::sqrt(bias_correction2)), eps = static_cast<T>(o.eps);
-
-  // One pass over p, g, m and v, value by value: every step below only needs the
-  // same value of each, and one pass reads and writes memory once instead of
-  // three times (a third less time here than three array expressions).
-  // (__restrict: the four arrays never overlap, so the loop may be vectorized.)
-  T* __restrict P = p.data();
-  T* __restrict M = m.data();
-  T* __restrict V = v.data();
-  const T* __restrict G = grad.data();
-  for (std::size_t i = 0; i < p.size(); ++i) {
-    P[i] *= shrink;
-    const T g = G[i] + l2 * P[i];
-    M[i] = M[i] * b1 + one_minus_b1 * g;      // running mean of g
-    V[i] = V[i] * b2 + one_minus_b2 * g * g;  // running mean of g^2
-    P[i] -= step_size * M[i] / (std::sqrt(V[i]) / sqrt_bc2 + eps);
-  }
+  AdamStep<T> s;
+  s.b1 = static_cast<T>(beta1);
+  s.b2 = static_cast<T>(beta2);
+  s.one_minus_b1 = static_cast<T>(1 - beta1);
+  s.one_minus_b2 = static_cast<T>(1 - beta2);
+  s.l2 = static_cast<T>(decoupled ? 0 : o.weight_decay);
+  s.shrink = static_cast<T>(decoupled ? 1 - o.lr * o.weight_decay : 1);
+  s.step_size = static_cast<T>(o.lr / bias_correction1);
+  s.sqrt_bc2 = static_cast<T>(std::sqrt(bias_correction2));
+  s.eps = static_cast<T>(o.eps);
+  // A big parameter is shared out over attn's threads, in pieces of 16384 values.
+  parallel_for(p.size(), 16384, [&](std::size_t begin, std::size_t end) {
+    adam_values(p.data(), m.data(), v.data(), grad.data(), begin, end, s);
+  });
 }
 
 }  // namespace
