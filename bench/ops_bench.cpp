@@ -10,7 +10,7 @@
 // gemm call through core/blas.hpp, in GFLOP/s.
 //
 // bench/run.sh runs this and bench/torch_ops.py and prints one table.
-// OpenBLAS threads: ATTN_BLAS_THREADS (default 1).
+// Threads: ATTN_NUM_THREADS (core/parallel.hpp); OpenBLAS always runs one.
 #include "attn.hpp"
 #include "core/blas.hpp"
 #include "core/vecmath.hpp"

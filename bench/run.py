@@ -2,17 +2,22 @@
 
     /usr/bin/python3 bench/run.py <build dir> [rounds]
 
-(a), (b), (e) and the LSTM: for each workload and dtype, three server processes,
+(a), (b), (e) and the LSTM: for each workload and dtype, four server processes,
 each in its own process so that its peak RSS (VmHWM) is its own:
-  attn     <build>/bench/model_bench --serve <workload> <dtype>   (OpenBLAS 1 thread)
+  attn@2   <build>/bench/model_bench --serve <workload> <dtype>, ATTN_NUM_THREADS=2
+  attn@1   the same with ATTN_NUM_THREADS=1
   torch@2  bench/torch_models.py --serve ... with torch.set_num_threads(2)
   torch@1  the same with 1 thread
+OpenBLAS runs one thread on both sides (attn pins it; torch gets
+OPENBLAS_NUM_THREADS=1): each side spreads work over its threads itself.
 After one warm-up round, `rounds` rounds each ask every contender in turn for
-CALLS timed calls, so that the machine's other load falls on all alike; the
-table gives the median. (c) and (d): bench/ops_bench (Google Benchmark, best of
-5) and bench/torch_ops.py, run twice in turn; the best of both runs is kept.
-Ratio = attn time / the faster torch time (for rates: the faster torch rate /
-attn's): below 1, attn is faster. This driver imports no torch.
+CALLS calls back to back, so that the machine's other load falls on all alike;
+the first call of each round is not counted (see CALLS), and the table gives
+the median of the others. (c) and (d): bench/ops_bench (Google Benchmark, best of
+5) at 2 and at 1 attn threads, and bench/torch_ops.py, run twice in turn; the
+best of both runs is kept. Ratio = attn@2 time / the faster torch time (for
+rates: the faster torch rate / attn@2's): both sides may use 2 threads; below
+1, attn is faster. This driver imports no torch.
 """
 import json
 import os
@@ -25,7 +30,12 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PYTHON = "/usr/bin/python3"
-CALLS = 1  # per contender and round: torch@2 can take seconds a call on a loaded machine
+# Calls per contender and round; the first is not counted. While one contender
+# runs the others sleep, and on this VM a core that slept runs the next few
+# milliseconds slower (measured: attn@2's LSTM step 5.7 ms right after a 50 ms
+# pause, 4.4 ms back to back), which hits the contenders with 2 threads most.
+# A training loop runs its steps back to back: the counted calls do too.
+CALLS = 3
 SENTENCES = 32  # the batch that decoding runs
 DTYPES = ("f32", "f64")
 WORKLOADS = (  # name, table label
@@ -35,7 +45,8 @@ WORKLOADS = (  # name, table label
     ("decode-bahdanau", "(e) Bahdanau greedy decode"),
     ("lstm", "    LSTM fwd+bwd [32,20,128]"),
 )
-CONTENDERS = ("attn", "torch@2", "torch@1")
+CONTENDERS = ("attn@2", "attn@1", "torch@2", "torch@1")
+ATTN_THREADS = (2, 1)
 
 
 class Server:
@@ -60,17 +71,21 @@ class Server:
 MALLOC = "glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=1073741824"
 
 
-def environment(torch_threads=None):
+def environment(torch_threads=None, attn_threads=None):
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1", GLIBC_TUNABLES=MALLOC)
     if torch_threads:
         env["ATTN_TORCH_THREADS"] = str(torch_threads)
+    if attn_threads:
+        env["ATTN_NUM_THREADS"] = str(attn_threads)
     return env
 
 
 def run_workload(build, name, dtype, rounds):
     """{contender: (median us, peak kB, start kB)}"""
+    attn = [os.path.join(build, "bench", "model_bench"), "--serve", name, dtype]
     servers = {
-        "attn": Server([os.path.join(build, "bench", "model_bench"), "--serve", name, dtype], environment()),
+        "attn@2": Server(attn, environment(attn_threads=2)),
+        "attn@1": Server(attn, environment(attn_threads=1)),
         "torch@2": Server([PYTHON, os.path.join(HERE, "torch_models.py"), "--serve", name, dtype], environment(2)),
         "torch@1": Server([PYTHON, os.path.join(HERE, "torch_models.py"), "--serve", name, dtype], environment(1)),
     }
@@ -79,7 +94,7 @@ def run_workload(build, name, dtype, rounds):
         for who, server in servers.items():
             got = server.ask(str(CALLS))
             if r > 0:
-                times[who] += got
+                times[who] += got[1:]
     result = {}
     for who, server in servers.items():
         peak, start = server.ask("mem")
@@ -89,24 +104,26 @@ def run_workload(build, name, dtype, rounds):
 
 
 def run_ops(build):
-    """(best attn us by Google Benchmark run name, GFLOP/s by name, torch rows, torch threads)"""
+    """(best attn us by "<Google Benchmark run name>@<threads>", GFLOP/s by the same, torch rows, torch threads)"""
     best, gflops, rows = {}, {}, {}
     threads = None
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "attn.json")
         for _ in range(2):
-            subprocess.run([os.path.join(build, "bench", "ops_bench"), "--benchmark_repetitions=5",
-                            "--benchmark_min_time=0.2", "--benchmark_out=" + out, "--benchmark_out_format=json"],
-                           env=environment(), check=True, stdout=subprocess.DEVNULL,
-                           stderr=subprocess.DEVNULL)
-            for b in json.load(open(out))["benchmarks"]:
-                if b.get("run_type") != "iteration":
-                    continue
-                t = b["real_time"] * {"us": 1.0, "ms": 1e3, "ns": 1e-3}[b["time_unit"]]
-                if t < best.get(b["run_name"], float("inf")):
-                    best[b["run_name"]] = t
-                    if "GFLOPS" in b:
-                        gflops[b["run_name"]] = b["GFLOPS"]
+            for threads in ATTN_THREADS:
+                subprocess.run([os.path.join(build, "bench", "ops_bench"), "--benchmark_repetitions=5",
+                                "--benchmark_min_time=0.2", "--benchmark_out=" + out, "--benchmark_out_format=json"],
+                               env=environment(attn_threads=threads), check=True, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+                for b in json.load(open(out))["benchmarks"]:
+                    if b.get("run_type") != "iteration":
+                        continue
+                    key = "%s@%d" % (b["run_name"], threads)
+                    t = b["real_time"] * {"us": 1.0, "ms": 1e3, "ns": 1e-3}[b["time_unit"]]
+                    if t < best.get(key, float("inf")):
+                        best[key] = t
+                        if "GFLOPS" in b:
+                            gflops[key] = b["GFLOPS"]
             got = json.loads(subprocess.run([PYTHON, os.path.join(HERE, "torch_ops.py")], env=environment(),
                                             check=True, stdout=subprocess.PIPE, text=True).stdout)
             threads = got["threads"]
@@ -131,7 +148,7 @@ def torch_version():
                           text=True).stdout.strip()
 
 
-ROW = "| %-32s | %-5s | %-7s | %9s | %9s | %9s | %6s | %s |"
+ROW = "| %-32s | %-5s | %-7s | %9s | %9s | %9s | %9s | %6s | %s |"
 
 
 def main():
@@ -143,45 +160,47 @@ def main():
 
     print("attn vs PyTorch %s, %s, %s; load average %s" % (torch_version(), started, machine(),
                                                           " ".join("%.1f" % v for v in os.getloadavg())))
-    print("threads: attn OpenBLAS 1 (OPENBLAS_NUM_THREADS=1); torch.set_num_threads(2) [torch@2] and (1) "
-          "[torch@1], OPENBLAS_NUM_THREADS=MKL_NUM_THREADS=1")
+    print("threads: attn ATTN_NUM_THREADS=2 [attn@2] and 1 [attn@1], OpenBLAS 1 (attn pins it); "
+          "torch.set_num_threads(2) [torch@2] and (1) [torch@1], OPENBLAS_NUM_THREADS=MKL_NUM_THREADS=1")
     print("malloc: freed memory kept for reuse on both sides: attn::reuse_freed_memory(), and torch with "
           "GLIBC_TUNABLES=" + MALLOC)
-    print("models: median of %d calls, alternating attn / torch@2 / torch@1 in %d rounds after a warm-up round; "
-          "ops: best of 2 x 5 repetitions" % (rounds * CALLS, rounds))
-    print("ratio = attn / the faster torch (time; for rates the inverse): below 1, attn is faster")
+    print("models: median of %d calls, alternating attn@2 / attn@1 / torch@2 / torch@1 in %d rounds after a warm-up "
+          "round, each round %d calls back to back, the first not counted; ops: best of 2 x 5 repetitions"
+          % (rounds * (CALLS - 1), rounds, CALLS))
+    print("ratio = attn@2 / the faster torch (time; for rates the inverse): below 1, attn is faster; "
+          "(c) overhead = attn@1 - raw@1")
     print()
-    print(ROW % ("benchmark", "dtype", "unit", "attn", "torch@2", "torch@1", "ratio", "notes"))
-    print(ROW % ("-" * 32, "-" * 5, "-" * 7, "-" * 9, "-" * 9, "-" * 9, "-" * 6, "-" * 12))
+    print(ROW % ("benchmark", "dtype", "unit", "attn@2", "attn@1", "torch@2", "torch@1", "ratio", "notes"))
+    print(ROW % ("-" * 32, "-" * 5, "-" * 7, "-" * 9, "-" * 9, "-" * 9, "-" * 9, "-" * 6, "-" * 12))
     for name, label in WORKLOADS:
         for dt in DTYPES:
             r = models[(name, dt)]
             med = {who: r[who][0] for who in CONTENDERS}
-            ratio = med["attn"] / min(med["torch@2"], med["torch@1"])
-            mem = "peak RSS MB attn %.0f (%+.0f from start), torch@2 %.0f (%+.0f)" % (
-                r["attn"][1] / 1024, (r["attn"][1] - r["attn"][2]) / 1024,
+            ratio = med["attn@2"] / min(med["torch@2"], med["torch@1"])
+            mem = "peak RSS MB attn@2 %.0f (%+.0f from start), torch@2 %.0f (%+.0f)" % (
+                r["attn@2"][1] / 1024, (r["attn@2"][1] - r["attn@2"][2]) / 1024,
                 r["torch@2"][1] / 1024, (r["torch@2"][1] - r["torch@2"][2]) / 1024)
             if name.startswith("decode"):
-                rate = {who: SENTENCES / (med[who] * 1e-6) for who in CONTENDERS}
-                print(ROW % (label, dt, "sent/s", "%.0f" % rate["attn"], "%.0f" % rate["torch@2"],
-                             "%.0f" % rate["torch@1"], "%.2f" % ratio, mem))
+                cells = ["%.0f" % (SENTENCES / (med[who] * 1e-6)) for who in CONTENDERS]
+                print(ROW % tuple([label, dt, "sent/s"] + cells + ["%.2f" % ratio, mem]))
             else:
-                print(ROW % (label, dt, "ms", "%.2f" % (med["attn"] / 1e3), "%.2f" % (med["torch@2"] / 1e3),
-                             "%.2f" % (med["torch@1"] / 1e3), "%.2f" % ratio, mem))
+                cells = ["%.2f" % (med[who] / 1e3) for who in CONTENDERS]
+                print(ROW % tuple([label, dt, "ms"] + cells + ["%.2f" % ratio, mem]))
     for op in ("add", "tanh", "softmax", "matmul128"):
         for dt in DTYPES:
             key = op + "/" + dt
-            a, raw = best[key + "/attn"], best[key + "/raw"]
+            a2, a1, raw = best[key + "/attn@2"], best[key + "/attn@1"], best[key + "/raw@1"]
             t2, t1 = rows[key + "@2"], rows[key + "@1"]
-            print(ROW % ("(c) %s fwd+bwd 32x128" % op, dt, "us", "%.2f" % a, "%.2f" % t2, "%.2f" % t1,
-                         "%.2f" % (a / min(t1, t2)), "raw %.2f us, overhead %.2f us" % (raw, a - raw)))
+            print(ROW % ("(c) %s fwd+bwd 32x128" % op, dt, "us", "%.2f" % a2, "%.2f" % a1, "%.2f" % t2, "%.2f" % t1,
+                         "%.2f" % (a2 / min(t1, t2)), "raw@1 %.2f us, overhead %.2f us" % (raw, a1 - raw)))
     for n in (512, 1024):
         for dt in DTYPES:
             key = "gemm%d/%s" % (n, dt)
-            a, raw = gflops[key + "/attn"], gflops[key + "/raw"]
+            a2, a1, raw = gflops[key + "/attn@2"], gflops[key + "/attn@1"], gflops[key + "/raw@1"]
             t2, t1 = rows[key + "/gflops@2"], rows[key + "/gflops@1"]
-            print(ROW % ("(d) matmul %dx%d" % (n, n), dt, "GFLOP/s", "%.1f" % a, "%.1f" % t2, "%.1f" % t1,
-                         "%.2f" % (max(t1, t2) / a), "raw OpenBLAS gemm %.1f: attn at %.0f%%" % (raw, 100 * a / raw)))
+            print(ROW % ("(d) matmul %dx%d" % (n, n), dt, "GFLOP/s", "%.1f" % a2, "%.1f" % a1, "%.1f" % t2,
+                         "%.1f" % t1, "%.2f" % (max(t1, t2) / a2),
+                         "raw OpenBLAS gemm (1 thread) %.1f: attn@1 at %.0f%%" % (raw, 100 * a1 / raw)))
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@
 #   bench/run.sh [build dir, default build] [rounds, default 10]
 # Builds nothing: run `ninja -C <build dir> bench/model_bench bench/ops_bench` first
 # (ops_bench needs libbenchmark-dev: tools/setup.sh --with-bench).
-# Threads: attn OpenBLAS 1; torch set_num_threads(2) and (1); OPENBLAS/MKL 1 for both.
+# Threads: attn 2 and 1 (ATTN_NUM_THREADS); torch set_num_threads(2) and (1); OpenBLAS/MKL 1 for both.
 set -eu
 cd "$(dirname "$0")/.."
 build=${1:-build}
