@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <functional>
 #include <memory>
+#include <type_traits>
 #include <utility>
 
 namespace attn {
@@ -49,18 +50,10 @@ class NodeBase {
 
 // The gradient g of an output broadcast from `shape`, summed back down to `shape`:
 // backward of broadcasting sums over every axis that broadcasting stretched.
+// (core/node.cpp, for float and double: the adjoint of broadcast_to, walking
+// the same positions and adding where broadcast_to copies.)
 template <class T>
-xt::xarray<T> sum_to_shape(const xt::xarray<T>& g, const Shape& shape) {
-  const std::size_t lead = g.dimension() - shape.size();
-  std::vector<std::size_t> axes;
-  for (std::size_t i = 0; i < lead; ++i) axes.push_back(i);
-  for (std::size_t i = 0; i < shape.size(); ++i)
-    if (shape[i] == 1 && g.shape()[lead + i] != 1) axes.push_back(lead + i);
-  if (axes.empty()) return g;
-  xt::xarray<T> summed = xt::sum(g, axes, xt::evaluation_strategy::immediate);
-  summed.reshape(shape);  // put back the size-1 axes that were summed away
-  return summed;
-}
+xt::xarray<T> sum_to_shape(const xt::xarray<T>& g, const Shape& shape);
 
 template <class T>
 class Node final : public NodeBase {
@@ -92,8 +85,11 @@ class Node final : public NodeBase {
     if (same_shape) {
       if (has_grad) grad += g;
       else grad = std::forward<E>(g);
-    } else {
-      Array full = g;
+    } else if constexpr (std::is_same_v<std::decay_t<E>, Array>) {  // an array: sum it as it is
+      if (has_grad) grad += sum_to_shape(g, shape());
+      else grad = sum_to_shape(g, shape());
+    } else {  // a lazy expression: evaluate it first
+      const Array full = g;
       if (has_grad) grad += sum_to_shape(full, shape());
       else grad = sum_to_shape(full, shape());
     }

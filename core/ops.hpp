@@ -72,6 +72,11 @@ Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& 
 Tensor lstm_cell_c(const Tensor& gates, const Tensor& c);      // c' = sigmoid(f) * c + sigmoid(i) * tanh(g)
 Tensor lstm_cell_h(const Tensor& gates, const Tensor& c_new);  // h' = sigmoid(o) * tanh(c')
 
+// ---- Bahdanau's additive score (core/ops/additive.cpp), fused -----------------
+// e[b, i, j] = v . tanh(q[b, i] + k[b, j]) for q [B, Tq, A], k [B, Tk, A], v [A]: [B, Tq, Tk].
+// Composed: matmul(tanh(unsqueeze(q, 2) + unsqueeze(k, 1)), v), in one pass instead of five.
+Tensor additive_score(const Tensor& q, const Tensor& k, const Tensor& v);
+
 // ---- matrix products (core/ops/matmul.cpp, through OpenBLAS gemm) ------------
 // numpy semantics: 1-D x 1-D is a dot product; 2-D x 2-D a matrix product;
 // N-D operands are stacks of matrices with broadcast batch dims.

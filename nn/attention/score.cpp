@@ -150,9 +150,12 @@ Tensor AdditiveScore::forward_precomputed(const Tensor& query, const Tensor& pro
   check_seq("AdditiveScore", "query", query, query_dim);
   check_seq("AdditiveScore", "projected keys", projected_keys, attn_dim);
   check_same_batch("AdditiveScore", query, projected_keys);
-  Tensor q = unsqueeze(linear(query, W1), 2);   // W1 s_t: [B, Tq, A] -> [B, Tq, 1, A]
-  Tensor k = unsqueeze(projected_keys, 1);      // W2 h_j: [B, Tk, A] -> [B, 1, Tk, A]
-  return dot_with_v(tanh(q + k), v);            // [B, Tq, Tk, A] -> [B, Tq, Tk]
+  // v^T tanh(W1 s_t + W2 h_j) for every pair (t, j), composed from the ops before it:
+  //   Tensor q = unsqueeze(linear(query, W1), 2);   // W1 s_t: [B, Tq, A] -> [B, Tq, 1, A]
+  //   Tensor k = unsqueeze(projected_keys, 1);      // W2 h_j: [B, Tk, A] -> [B, 1, Tk, A]
+  //   return dot_with_v(tanh(q + k), v);            // [B, Tq, Tk, A] -> [B, Tq, Tk]
+  // The same in one fused op (core/ops/additive.cpp), one pass over [B, Tq, Tk, A] instead of five:
+  return additive_score(linear(query, W1), projected_keys, v);  // [B, Tq, A], [B, Tk, A], [A] -> [B, Tq, Tk]
 }
 
 std::string AdditiveScore::extra_repr() const {
