@@ -105,6 +105,16 @@ class Node final : public NodeBase {
 
   bool input_requires_grad(std::size_t i) const { return inputs[i]->requires_grad; }
 
+  // Input i's gradient array, for an op that adds its share straight into it
+  // (no temporary, no second pass): zeros of the input's shape if it has none yet.
+  // Only when input_requires_grad(i).
+  Array& input_grad_buffer(std::size_t i) {
+    Node<T>& in = input(i);
+    if (!in.has_grad) in.grad = xt::zeros<T>(in.value.shape());
+    in.has_grad = true;
+    return in.grad;
+  }
+
   // This node's gradient, for a backward function's last use of it: moved out
   // (no copy), since the engine drops it right after backward, unless the user
   // asked to keep it (retain_grad). Lets an op compute its input's gradient in place.

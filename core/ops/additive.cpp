@@ -65,8 +65,16 @@ Tensor additive_score_(const Tensor& q, const Tensor& k, const Tensor& v) {
       out.add_to_input_grad(2, std::move(dv));
     }
     if (!out.input_requires_grad(0) && !out.input_requires_grad(1)) return;
-    xt::xarray<T> dq = xt::zeros<T>({B, Tq, A});
-    xt::xarray<T> dk = xt::zeros<T>({B, Tk, A});
+    // Added straight into the gradients of q and k: a decoder adds into the same keys'
+    // gradient at every step. (A scratch array stands in for one that needs none.)
+    xt::xarray<T> scratch;
+    auto grad_of = [&](std::size_t i) {
+      if (out.input_requires_grad(i)) return out.input_grad_buffer(i).data();
+      scratch = xt::zeros<T>(out.input(i).value.shape());
+      return scratch.data();
+    };
+    T* dq = grad_of(0);  // [B, Tq, A]
+    T* dk = grad_of(1);  // [B, Tk, A]
     // batch b writes only rows b of dq and dk: a share of the batches per thread
     parallel_for(B, batch_grain(Tq * Tk * A), [&](std::size_t b0, std::size_t b1) {
       for (std::size_t b = b0; b < b1; ++b)
@@ -74,8 +82,8 @@ Tensor additive_score_(const Tensor& q, const Tensor& k, const Tensor& v) {
           for (std::size_t j = 0; j < Tk; ++j) {
             const T g = G[(b * Tq + i) * Tk + j];
             const T* tp = t.data() + ((b * Tq + i) * Tk + j) * A;
-            T* dqi = dq.data() + (b * Tq + i) * A;
-            T* dkj = dk.data() + (b * Tk + j) * A;
+            T* dqi = dq + (b * Tq + i) * A;
+            T* dkj = dk + (b * Tk + j) * A;
             for (std::size_t a = 0; a < A; ++a) {
               const T dp = g * V[a] * (T(1) - tp[a] * tp[a]);  // dL/dp = G v (1 - t^2)
               dqi[a] += dp;
@@ -83,8 +91,6 @@ Tensor additive_score_(const Tensor& q, const Tensor& k, const Tensor& v) {
             }
           }
     });
-    out.add_to_input_grad(0, std::move(dq));
-    out.add_to_input_grad(1, std::move(dk));
   });
 }
 

@@ -31,21 +31,25 @@ Tensor lstm_cell_c_(const Tensor& gates, const Tensor& c) {
   return record<T>("lstm_cell_c", std::move(c_new), {gates, c}, [B, H, act = std::move(act)](Node<T>& out) {
     const T* dC = out.grad.data();                 // dL/dc' [B, H]
     const T* C = out.input(1).value.data();        // c [B, H]
-    xt::xarray<T> dgates = xt::zeros<T>({B, 4 * H});  // o does not enter c': its part stays 0
-    xt::xarray<T> dc = xt::xarray<T>::from_shape({B, H});
-    for (std::size_t b = 0; b < B; ++b) {
-      const T* a = act.data() + b * 3 * H;
-      T* dg = dgates.data() + b * 4 * H;
-      for (std::size_t j = 0; j < H; ++j) {
-        const T d = dC[b * H + j], i = a[j], f = a[H + j], g = a[2 * H + j];
-        dg[j] = d * g * i * (T(1) - i);               // d c'/d pre_i = tanh(g) * sigmoid'(i)
-        dg[H + j] = d * C[b * H + j] * f * (T(1) - f);  // d c'/d pre_f = c * sigmoid'(f)
-        dg[2 * H + j] = d * i * (T(1) - g * g);        // d c'/d pre_g = sigmoid(i) * (1 - tanh(g)^2)
-        dc.data()[b * H + j] = d * f;                  // d c'/d c = sigmoid(f)
+    if (out.input_requires_grad(0)) {
+      // added straight into the gates' gradient, which lstm_cell_h adds to as well; o does not enter c'
+      T* dgates = out.input_grad_buffer(0).data();  // [B, 4H]
+      for (std::size_t b = 0; b < B; ++b) {
+        const T* a = act.data() + b * 3 * H;
+        T* dg = dgates + b * 4 * H;
+        for (std::size_t j = 0; j < H; ++j) {
+          const T d = dC[b * H + j], i = a[j], f = a[H + j], g = a[2 * H + j];
+          dg[j] += d * g * i * (T(1) - i);                // d c'/d pre_i = tanh(g) * sigmoid'(i)
+          dg[H + j] += d * C[b * H + j] * f * (T(1) - f);  // d c'/d pre_f = c * sigmoid'(f)
+          dg[2 * H + j] += d * i * (T(1) - g * g);        // d c'/d pre_g = sigmoid(i) * (1 - tanh(g)^2)
+        }
       }
     }
-    out.add_to_input_grad(0, std::move(dgates));
-    out.add_to_input_grad(1, std::move(dc));
+    if (out.input_requires_grad(1)) {
+      T* dc = out.input_grad_buffer(1).data();  // [B, H]
+      for (std::size_t b = 0; b < B; ++b)
+        for (std::size_t j = 0; j < H; ++j) dc[b * H + j] += dC[b * H + j] * act[b * 3 * H + H + j];  // d c'/d c = sigmoid(f)
+    }
   });
 }
 
@@ -63,19 +67,17 @@ Tensor lstm_cell_h_(const Tensor& gates, const Tensor& c_new) {
   }
   return record<T>("lstm_cell_h", std::move(h), {gates, c_new}, [B, H, act = std::move(act)](Node<T>& out) {
     const T* dH = out.grad.data();  // dL/dh' [B, H]
-    xt::xarray<T> dgates = xt::zeros<T>({B, 4 * H});  // only o enters h': the rest stays 0
-    xt::xarray<T> dc = xt::xarray<T>::from_shape({B, H});
+    // added straight into the inputs' gradients; only o enters h', so only its quarter of the gates' changes
+    T* dgates = out.input_requires_grad(0) ? out.input_grad_buffer(0).data() : nullptr;  // [B, 4H]
+    T* dc = out.input_requires_grad(1) ? out.input_grad_buffer(1).data() : nullptr;       // [B, H]
     for (std::size_t b = 0; b < B; ++b) {
       const T* a = act.data() + b * 2 * H;
-      T* dg = dgates.data() + b * 4 * H;
       for (std::size_t j = 0; j < H; ++j) {
         const T d = dH[b * H + j], o = a[j], tc = a[H + j];
-        dg[3 * H + j] = d * tc * o * (T(1) - o);       // d h'/d pre_o = tanh(c') * sigmoid'(o)
-        dc.data()[b * H + j] = d * o * (T(1) - tc * tc);  // d h'/d c' = sigmoid(o) * (1 - tanh(c')^2)
+        if (dgates) dgates[b * 4 * H + 3 * H + j] += d * tc * o * (T(1) - o);  // d h'/d pre_o = tanh(c') * sigmoid'(o)
+        if (dc) dc[b * H + j] += d * o * (T(1) - tc * tc);  // d h'/d c' = sigmoid(o) * (1 - tanh(c')^2)
       }
     }
-    out.add_to_input_grad(0, std::move(dgates));
-    out.add_to_input_grad(1, std::move(dc));
   });
 }
 

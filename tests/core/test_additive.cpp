@@ -45,6 +45,15 @@ TEST_CASE("additive_score equals the composed ops, values and gradients") {
   }
 }
 
+TEST_CASE("additive_score of one tensor as both q and k sums both gradients, as the composed ops") {
+  Tensor x = test::randn({2, 3, 4}, 12), v = test::randn({4}, 13);
+  Tensor g = test::randn({2, 3, 3}, 14, false);
+  const auto fused = run(attn::additive_score, x, x, v, g);
+  const auto reference = run(composed, x, x, v, g);
+  for (std::size_t i = 0; i < fused.size(); ++i) CHECK(test::allclose(fused[i], reference[i], 1e-13));
+  CHECK_GRADCHECK([](const Inputs& in) { return attn::additive_score(in[0], in[0], in[1]); }, {x, v});
+}
+
 TEST_CASE("additive_score: gradients against finite differences, and float32") {
   Tensor q = test::randn({2, 3, 4}, 5), k = test::randn({2, 5, 4}, 6), v = test::randn({4}, 7);
   CHECK_GRADCHECK([](const Inputs& in) { return attn::additive_score(in[0], in[1], in[2]); }, {q, k, v});
