@@ -1,6 +1,9 @@
 """Every benchmark of issue 7, attn against PyTorch, in one table (bench/run.sh).
 
-    /usr/bin/python3 bench/run.py <build dir> [rounds]
+    /usr/bin/python3 bench/run.py <build dir> [rounds] [workload ...]
+
+With workloads named (transformer, bahdanau, decode-transformer,
+decode-bahdanau, lstm), only those rows run, and not (c) and (d).
 
 (a), (b), (e) and the LSTM: for each workload and dtype, four server processes,
 each in its own process so that its peak RSS (VmHWM) is its own:
@@ -154,9 +157,15 @@ ROW = "| %-32s | %-5s | %-7s | %9s | %9s | %9s | %9s | %6s | %s |"
 def main():
     build = sys.argv[1] if len(sys.argv) > 1 else "build"
     rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 10
+    only = sys.argv[3:]
+    unknown = [w for w in only if w not in dict(WORKLOADS)]
+    if unknown:
+        raise SystemExit("bench: unknown workload %s (known: %s)" % (", ".join(unknown), ", ".join(dict(WORKLOADS))))
+    workloads = [(name, label) for name, label in WORKLOADS if not only or name in only]
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
-    models = {(name, dt): run_workload(build, name, dt, rounds) for name, _ in WORKLOADS for dt in DTYPES}
-    best, gflops, rows, torch_threads = run_ops(build)
+    models = {(name, dt): run_workload(build, name, dt, rounds) for name, _ in workloads for dt in DTYPES}
+    if not only:
+        best, gflops, rows, torch_threads = run_ops(build)
 
     print("attn vs PyTorch %s, %s, %s; load average %s" % (torch_version(), started, machine(),
                                                           " ".join("%.1f" % v for v in os.getloadavg())))
@@ -172,7 +181,7 @@ def main():
     print()
     print(ROW % ("benchmark", "dtype", "unit", "attn@2", "attn@1", "torch@2", "torch@1", "ratio", "notes"))
     print(ROW % ("-" * 32, "-" * 5, "-" * 7, "-" * 9, "-" * 9, "-" * 9, "-" * 9, "-" * 6, "-" * 12))
-    for name, label in WORKLOADS:
+    for name, label in workloads:
         for dt in DTYPES:
             r = models[(name, dt)]
             med = {who: r[who][0] for who in CONTENDERS}
@@ -186,6 +195,8 @@ def main():
             else:
                 cells = ["%.2f" % (med[who] / 1e3) for who in CONTENDERS]
                 print(ROW % tuple([label, dt, "ms"] + cells + ["%.2f" % ratio, mem]))
+    if only:
+        return
     for op in ("add", "tanh", "softmax", "matmul128"):
         for dt in DTYPES:
             key = op + "/" + dt
