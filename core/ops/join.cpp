@@ -22,11 +22,17 @@ Tensor concat_(const std::vector<Tensor>& xs, std::size_t dim) {
   for (std::size_t j = 0; j < xs.size(); offset += sizes[j], ++j)
     copy_slab(xs[j].data<T>().data(), sizes[j], 0, y.data(), b.n, offset, sizes[j], b.outer, b.inner);
   return record<T>("concat", std::move(y), xs, [sizes, b](Node<T>& out) {
-    // d concat/dx_j = 1 on x_j's own positions: each input gets back its slice of the gradient
+    // d concat/dx_j = 1 on x_j's own positions: each input gets back its slice of the gradient,
+    // added straight into the gradient it already has, or else copied into a new one
     std::size_t offset = 0;
     for (std::size_t j = 0; j < sizes.size(); offset += sizes[j], ++j) {
       if (!out.input_requires_grad(j)) continue;
-      xt::xarray<T> g = xt::xarray<T>::from_shape(out.input(j).shape());
+      Node<T>& in = out.input(j);
+      if (in.has_grad) {
+        add_slab(out.grad.data(), b.n, offset, in.grad.data(), sizes[j], 0, sizes[j], b.outer, b.inner);
+        continue;
+      }
+      xt::xarray<T> g = xt::xarray<T>::from_shape(in.value.shape());
       copy_slab(out.grad.data(), b.n, offset, g.data(), sizes[j], 0, sizes[j], b.outer, b.inner);
       out.add_to_input_grad(j, std::move(g));
     }
@@ -45,14 +51,8 @@ Tensor slice_(const Tensor& x, std::size_t dim, std::size_t start, std::size_t l
     // d slice/dx = 1 on the sliced positions, 0 elsewhere. The slice's gradient is
     // added straight into x's gradient: a loop that takes one slice per step (an
     // RNN over time) then costs O(slice) per step in backward, not O(x).
-    Node<T>& in = out.input(0);
-    if (!in.requires_grad) return;
-    if (!in.has_grad) {
-      in.grad = xt::xarray<T>::from_shape(in.value.shape());
-      in.grad.fill(T(0));
-      in.has_grad = true;
-    }
-    add_slab(out.grad.data(), length, 0, in.grad.data(), b.n, start, length, b.outer, b.inner);
+    if (!out.input_requires_grad(0)) return;
+    add_slab(out.grad.data(), length, 0, out.input_grad_buffer(0).data(), b.n, start, length, b.outer, b.inner);
   });
 }
 
