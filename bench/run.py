@@ -11,16 +11,18 @@ each in its own process so that its peak RSS (VmHWM) is its own:
   attn@1   the same with ATTN_NUM_THREADS=1
   torch@2  bench/torch_models.py --serve ... with torch.set_num_threads(2)
   torch@1  the same with 1 thread
-OpenBLAS runs one thread on both sides (attn pins it; torch gets
-OPENBLAS_NUM_THREADS=1): each side spreads work over its threads itself.
+  t@1+ob2  torch.set_num_threads(1) and OPENBLAS_NUM_THREADS=2: torch's matrix
+           products on OpenBLAS's two threads (on 2 cores, the fastest torch
+           for several rows); the others run OpenBLAS on one thread.
+attn pins OpenBLAS to one thread and spreads work over its own threads.
 After one warm-up round, `rounds` rounds each ask every contender in turn for
 CALLS calls back to back, so that the machine's other load falls on all alike;
 the first call of each round is not counted (see CALLS), and the table gives
 the median of the others. (c) and (d): bench/ops_bench (Google Benchmark, best of
 5) at 2 and at 1 attn threads, and bench/torch_ops.py, run twice in turn; the
-best of both runs is kept. Ratio = attn@2 time / the faster torch time (for
-rates: the faster torch rate / attn@2's): both sides may use 2 threads; below
-1, attn is faster. This driver imports no torch.
+best of both runs is kept. Ratio = attn@2 time / the fastest torch time (for
+rates: the fastest torch rate / attn@2's): both sides may use both cores;
+below 1, attn is faster. This driver imports no torch.
 """
 import json
 import os
@@ -48,7 +50,8 @@ WORKLOADS = (  # name, table label
     ("decode-bahdanau", "(e) Bahdanau greedy decode"),
     ("lstm", "    LSTM fwd+bwd [32,20,128]"),
 )
-CONTENDERS = ("attn@2", "attn@1", "torch@2", "torch@1")
+CONTENDERS = ("attn@2", "attn@1", "torch@2", "torch@1", "t@1+ob2")
+TORCH = ("torch@2", "torch@1", "t@1+ob2")
 ATTN_THREADS = (2, 1)
 
 
@@ -74,8 +77,8 @@ class Server:
 MALLOC = "glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=1073741824"
 
 
-def environment(torch_threads=None, attn_threads=None):
-    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1", GLIBC_TUNABLES=MALLOC)
+def environment(torch_threads=None, attn_threads=None, openblas_threads=1):
+    env = dict(os.environ, OPENBLAS_NUM_THREADS=str(openblas_threads), MKL_NUM_THREADS="1", GLIBC_TUNABLES=MALLOC)
     if torch_threads:
         env["ATTN_TORCH_THREADS"] = str(torch_threads)
     if attn_threads:
@@ -91,6 +94,8 @@ def run_workload(build, name, dtype, rounds):
         "attn@1": Server(attn, environment(attn_threads=1)),
         "torch@2": Server([PYTHON, os.path.join(HERE, "torch_models.py"), "--serve", name, dtype], environment(2)),
         "torch@1": Server([PYTHON, os.path.join(HERE, "torch_models.py"), "--serve", name, dtype], environment(1)),
+        "t@1+ob2": Server([PYTHON, os.path.join(HERE, "torch_models.py"), "--serve", name, dtype],
+                          environment(1, openblas_threads=2)),
     }
     times = {who: [] for who in servers}
     for r in range(rounds + 1):  # round 0 is the warm-up
@@ -107,9 +112,8 @@ def run_workload(build, name, dtype, rounds):
 
 
 def run_ops(build):
-    """(best attn us by "<Google Benchmark run name>@<threads>", GFLOP/s by the same, torch rows, torch threads)"""
+    """(best attn us by "<Google Benchmark run name>@<threads>", GFLOP/s by the same, torch rows)"""
     best, gflops, rows = {}, {}, {}
-    threads = None
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "attn.json")
         for _ in range(2):
@@ -127,13 +131,14 @@ def run_ops(build):
                         best[key] = t
                         if "GFLOPS" in b:
                             gflops[key] = b["GFLOPS"]
-            got = json.loads(subprocess.run([PYTHON, os.path.join(HERE, "torch_ops.py")], env=environment(),
-                                            check=True, stdout=subprocess.PIPE, text=True).stdout)
-            threads = got["threads"]
-            for key, v in got["rows"].items():
-                better = max if "gflops" in key else min
-                rows[key] = better(v, rows.get(key, v))
-    return best, gflops, rows, threads
+            for env, rename in ((environment(), None), (environment(1, openblas_threads=2), ("@1", "@1+ob2"))):
+                got = json.loads(subprocess.run([PYTHON, os.path.join(HERE, "torch_ops.py")], env=env,
+                                                check=True, stdout=subprocess.PIPE, text=True).stdout)
+                for key, v in got["rows"].items():
+                    key = key.replace(*rename) if rename else key
+                    better = max if "gflops" in key else min
+                    rows[key] = better(v, rows.get(key, v))
+    return best, gflops, rows
 
 
 def machine():
@@ -151,7 +156,7 @@ def torch_version():
                           text=True).stdout.strip()
 
 
-ROW = "| %-32s | %-5s | %-7s | %9s | %9s | %9s | %9s | %6s | %s |"
+ROW = "| %-32s | %-5s | %-7s | %9s | %9s | %9s | %9s | %9s | %6s | %s |"
 
 
 def main():
@@ -165,30 +170,32 @@ def main():
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     models = {(name, dt): run_workload(build, name, dt, rounds) for name, _ in workloads for dt in DTYPES}
     if not only:
-        best, gflops, rows, torch_threads = run_ops(build)
+        best, gflops, rows = run_ops(build)
 
     print("attn vs PyTorch %s, %s, %s; load average %s" % (torch_version(), started, machine(),
                                                           " ".join("%.1f" % v for v in os.getloadavg())))
     print("threads: attn ATTN_NUM_THREADS=2 [attn@2] and 1 [attn@1], OpenBLAS 1 (attn pins it); "
-          "torch.set_num_threads(2) [torch@2] and (1) [torch@1], OPENBLAS_NUM_THREADS=MKL_NUM_THREADS=1")
+          "torch.set_num_threads(2) [torch@2] and (1) [torch@1] with OPENBLAS_NUM_THREADS=MKL_NUM_THREADS=1, "
+          "and (1) with OPENBLAS_NUM_THREADS=2 [t@1+ob2]")
     print("malloc: freed memory kept for reuse on both sides: attn::reuse_freed_memory(), and torch with "
           "GLIBC_TUNABLES=" + MALLOC)
-    print("models: median of %d calls, alternating attn@2 / attn@1 / torch@2 / torch@1 in %d rounds after a warm-up "
+    print("models: median of %d calls, alternating attn@2 / attn@1 / torch@2 / torch@1 / t@1+ob2 in %d rounds after a warm-up "
           "round, each round %d calls back to back, the first not counted; ops: best of 2 x 5 repetitions"
           % (rounds * (CALLS - 1), rounds, CALLS))
-    print("ratio = attn@2 / the faster torch (time; for rates the inverse): below 1, attn is faster; "
+    print("ratio = attn@2 / the fastest torch (time; for rates the inverse): below 1, attn is faster; "
           "(c) overhead = attn@1 - raw@1")
     print()
-    print(ROW % ("benchmark", "dtype", "unit", "attn@2", "attn@1", "torch@2", "torch@1", "ratio", "notes"))
-    print(ROW % ("-" * 32, "-" * 5, "-" * 7, "-" * 9, "-" * 9, "-" * 9, "-" * 9, "-" * 6, "-" * 12))
+    print(ROW % ("benchmark", "dtype", "unit", "attn@2", "attn@1", "torch@2", "torch@1", "t@1+ob2", "ratio", "notes"))
+    print(ROW % ("-" * 32, "-" * 5, "-" * 7, "-" * 9, "-" * 9, "-" * 9, "-" * 9, "-" * 9, "-" * 6, "-" * 12))
     for name, label in workloads:
         for dt in DTYPES:
             r = models[(name, dt)]
             med = {who: r[who][0] for who in CONTENDERS}
-            ratio = med["attn@2"] / min(med["torch@2"], med["torch@1"])
-            mem = "peak RSS MB attn@2 %.0f (%+.0f from start), torch@2 %.0f (%+.0f)" % (
+            fastest = min(TORCH, key=lambda who: med[who])
+            ratio = med["attn@2"] / med[fastest]
+            mem = "peak RSS MB attn@2 %.0f (%+.0f from start), %s %.0f (%+.0f)" % (
                 r["attn@2"][1] / 1024, (r["attn@2"][1] - r["attn@2"][2]) / 1024,
-                r["torch@2"][1] / 1024, (r["torch@2"][1] - r["torch@2"][2]) / 1024)
+                fastest, r[fastest][1] / 1024, (r[fastest][1] - r[fastest][2]) / 1024)
             if name.startswith("decode"):
                 cells = ["%.0f" % (SENTENCES / (med[who] * 1e-6)) for who in CONTENDERS]
                 print(ROW % tuple([label, dt, "sent/s"] + cells + ["%.2f" % ratio, mem]))
@@ -201,16 +208,16 @@ def main():
         for dt in DTYPES:
             key = op + "/" + dt
             a2, a1, raw = best[key + "/attn@2"], best[key + "/attn@1"], best[key + "/raw@1"]
-            t2, t1 = rows[key + "@2"], rows[key + "@1"]
+            t2, t1, tb = rows[key + "@2"], rows[key + "@1"], rows[key + "@1+ob2"]
             print(ROW % ("(c) %s fwd+bwd 32x128" % op, dt, "us", "%.2f" % a2, "%.2f" % a1, "%.2f" % t2, "%.2f" % t1,
-                         "%.2f" % (a2 / min(t1, t2)), "raw@1 %.2f us, overhead %.2f us" % (raw, a1 - raw)))
+                         "%.2f" % tb, "%.2f" % (a2 / min(t1, t2, tb)), "raw@1 %.2f us, overhead %.2f us" % (raw, a1 - raw)))
     for n in (512, 1024):
         for dt in DTYPES:
             key = "gemm%d/%s" % (n, dt)
             a2, a1, raw = gflops[key + "/attn@2"], gflops[key + "/attn@1"], gflops[key + "/raw@1"]
-            t2, t1 = rows[key + "/gflops@2"], rows[key + "/gflops@1"]
+            t2, t1, tb = rows[key + "/gflops@2"], rows[key + "/gflops@1"], rows[key + "/gflops@1+ob2"]
             print(ROW % ("(d) matmul %dx%d" % (n, n), dt, "GFLOP/s", "%.1f" % a2, "%.1f" % a1, "%.1f" % t2,
-                         "%.1f" % t1, "%.2f" % (max(t1, t2) / a2),
+                         "%.1f" % t1, "%.1f" % tb, "%.2f" % (max(t1, t2, tb) / a2),
                          "raw OpenBLAS gemm (1 thread) %.1f: attn@1 at %.0f%%" % (raw, 100 * a1 / raw)))
 
 

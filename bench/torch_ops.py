@@ -56,9 +56,10 @@ def time_all(threads, rows):
 
 def main():
     rows = {}
-    for threads in (2, 1):
+    torch_threads = [int(os.environ["ATTN_TORCH_THREADS"])] if "ATTN_TORCH_THREADS" in os.environ else [2, 1]
+    for threads in torch_threads:
         time_all(threads, rows)
-    threads = {"torch.set_num_threads": [2, 1],
+    threads = {"torch.set_num_threads": torch_threads,
                "OPENBLAS_NUM_THREADS": os.environ.get("OPENBLAS_NUM_THREADS", "unset"),
                "torch": torch.__version__}
     json.dump({"threads": threads, "rows": rows}, sys.stdout, indent=1)
