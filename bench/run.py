@@ -51,6 +51,11 @@ WORKLOADS = (  # name, table label
     ("lstm", "    LSTM fwd+bwd [32,20,128]"),
 )
 CONTENDERS = ("attn@2", "attn@1", "torch@2", "torch@1", "t@1+ob2")
+# After its last product, an OpenBLAS thread spins (sched_yield) for about 0.1 s
+# before it sleeps: had the next contender started at once, it would have had
+# one core, not two (attn@2's LSTM step measured 6.6 ms instead of 4.4). The
+# driver waits this long after t@1+ob2's turn.
+OPENBLAS_SETTLE_S = 0.3
 TORCH = ("torch@2", "torch@1", "t@1+ob2")
 ATTN_THREADS = (2, 1)
 
@@ -103,6 +108,8 @@ def run_workload(build, name, dtype, rounds):
             got = server.ask(str(CALLS))
             if r > 0:
                 times[who] += got[1:]
+            if who == "t@1+ob2":
+                time.sleep(OPENBLAS_SETTLE_S)
     result = {}
     for who, server in servers.items():
         peak, start = server.ask("mem")
@@ -134,6 +141,7 @@ def run_ops(build):
             for env, rename in ((environment(), None), (environment(1, openblas_threads=2), ("@1", "@1+ob2"))):
                 got = json.loads(subprocess.run([PYTHON, os.path.join(HERE, "torch_ops.py")], env=env,
                                                 check=True, stdout=subprocess.PIPE, text=True).stdout)
+                time.sleep(OPENBLAS_SETTLE_S)
                 for key, v in got["rows"].items():
                     key = key.replace(*rename) if rename else key
                     better = max if "gflops" in key else min
