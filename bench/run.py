@@ -16,9 +16,9 @@ each in its own process so that its peak RSS (VmHWM) is its own:
            for several rows); the others run OpenBLAS on one thread.
 attn pins OpenBLAS to one thread and spreads work over its own threads.
 After one warm-up round, `rounds` rounds each ask every contender in turn for
-CALLS calls back to back, so that the machine's other load falls on all alike;
-the first call of each round is not counted (see CALLS), and the table gives
-the median of the others. (c) and (d): bench/ops_bench (Google Benchmark, best of
+calls back to back, so that the machine's other load falls on all alike: calls
+for WARM_S that are not counted, then COUNTED calls (see WARM_S); the table
+gives the median of the counted ones. (c) and (d): bench/ops_bench (Google Benchmark, best of
 5) at 2 and at 1 attn threads, and bench/torch_ops.py, run twice in turn; the
 best of both runs is kept. Ratio = attn@2 time / the fastest torch time (for
 rates: the fastest torch rate / attn@2's): both sides may use both cores;
@@ -27,6 +27,7 @@ below 1, attn is faster. This driver imports no torch.
 import json
 import os
 import platform
+import math
 import statistics
 import subprocess
 import sys
@@ -35,12 +36,15 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PYTHON = "/usr/bin/python3"
-# Calls per contender and round; the first is not counted. While one contender
-# runs the others sleep, and on this VM a core that slept runs the next few
-# milliseconds slower (measured: attn@2's LSTM step 5.7 ms right after a 50 ms
-# pause, 4.4 ms back to back), which hits the contenders with 2 threads most.
-# A training loop runs its steps back to back: the counted calls do too.
-CALLS = 3
+# Each contender's turn in a round: uncounted calls for at least WARM_S, then
+# COUNTED calls, all back to back. While one contender runs the others wait, and
+# on this VM a core that waited runs slower for up to about 0.1 s (measured:
+# attn@2's Transformer f32 step 44 ms when only one call went first, 31 ms
+# back to back; its LSTM step 5.7 ms right after a 50 ms pause, 4.4 ms back to
+# back), which hits the contenders with 2 threads most. A training loop runs its
+# steps back to back: the counted calls do too.
+WARM_S = 0.15
+COUNTED = 2
 SENTENCES = 32  # the batch that decoding runs
 DTYPES = ("f32", "f64")
 WORKLOADS = (  # name, table label
@@ -103,11 +107,14 @@ def run_workload(build, name, dtype, rounds):
                           environment(1, openblas_threads=2)),
     }
     times = {who: [] for who in servers}
+    warm = {}  # uncounted calls per turn: enough for WARM_S, from the warm-up round's times
     for r in range(rounds + 1):  # round 0 is the warm-up
         for who, server in servers.items():
-            got = server.ask(str(CALLS))
-            if r > 0:
-                times[who] += got[1:]
+            got = server.ask(str(warm.get(who, 1) + COUNTED))
+            if r == 0:
+                warm[who] = max(1, math.ceil(WARM_S / (statistics.median(got) * 1e-6)))
+            else:
+                times[who] += got[warm[who]:]
             if who == "t@1+ob2":
                 time.sleep(OPENBLAS_SETTLE_S)
     result = {}
@@ -187,9 +194,9 @@ def main():
           "and (1) with OPENBLAS_NUM_THREADS=2 [t@1+ob2]")
     print("malloc: freed memory kept for reuse on both sides: attn::reuse_freed_memory(), and torch with "
           "GLIBC_TUNABLES=" + MALLOC)
-    print("models: median of %d calls, alternating attn@2 / attn@1 / torch@2 / torch@1 / t@1+ob2 in %d rounds after a warm-up "
-          "round, each round %d calls back to back, the first not counted; ops: best of 2 x 5 repetitions"
-          % (rounds * (CALLS - 1), rounds, CALLS))
+    print("models: median of %d calls, alternating attn@2 / attn@1 / torch@2 / torch@1 / t@1+ob2 in %d rounds after a "
+          "warm-up round; each turn %d counted calls after %.2f s of uncounted ones, back to back; "
+          "ops: best of 2 x 5 repetitions" % (rounds * COUNTED, rounds, COUNTED, WARM_S))
     print("ratio = attn@2 / the fastest torch (time; for rates the inverse): below 1, attn is faster; "
           "(c) overhead = attn@1 - raw@1")
     print()
