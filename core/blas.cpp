@@ -48,10 +48,10 @@ void use_one_openblas_thread() {
 
 // Products with fewer multiply-adds than this run on one thread: below it,
 // handing half to another thread costs about what it saves (measured in
-// docs/benchmarks.md). [32, 128] x [128, 512] has 2M.
+// docs/threads.md). [32, 128] x [128, 512] has 2M.
 constexpr double kSplitAbove = 256 * 1024;
 // Rows or columns per block when a product is split: a multiple of the widths
-// of OpenBLAS's kernels, so every block runs the same full-width kernels.
+// of OpenBLAS's kernels, so the cuts fall on the edges of its tiles.
 constexpr std::size_t kBlock = 32;
 
 // C = alpha op(A) op(B) + beta C, split over threads into blocks of C's

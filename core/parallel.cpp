@@ -132,13 +132,19 @@ int threads_by_default() {
   return cores == 0 ? 1 : static_cast<int>(cores);
 }
 
-std::mutex pool_mutex;        // held while a parallel_for runs, and to change the pool
-int wanted_threads = 0;       // 0: not decided yet (guarded by pool_mutex)
-std::unique_ptr<Pool> pool;   // created by the first parallel_for that needs workers
+std::mutex pool_mutex;               // held while a parallel_for runs, and to change the pool
+std::atomic<int> wanted_threads{0};  // 0: not decided yet
+std::unique_ptr<Pool> pool;          // created by the first parallel_for that needs workers
 
-int num_threads_locked() {
-  if (wanted_threads == 0) wanted_threads = threads_by_default();
-  return wanted_threads;
+// Read without the mutex, so that a parallel_for's body may ask too.
+int num_threads() {
+  int threads = wanted_threads.load();
+  if (threads == 0) {
+    int undecided = 0;
+    wanted_threads.compare_exchange_strong(undecided, threads_by_default());
+    threads = wanted_threads.load();
+  }
+  return threads;
 }
 
 }  // namespace
@@ -151,21 +157,19 @@ void set_num_threads(int threads) {
   if (pool && pool->threads() != threads) pool.reset();
 }
 
-int get_num_threads() {
-  std::lock_guard<std::mutex> lock(pool_mutex);
-  return num_threads_locked();
-}
+int get_num_threads() { return num_threads(); }
 
 void parallel_for(std::size_t n, std::size_t grain, const std::function<void(std::size_t, std::size_t)>& body) {
   if (grain == 0) grain = 1;
   const std::size_t units = (n + grain - 1) / grain;
   std::unique_lock<std::mutex> lock(pool_mutex, std::defer_lock);
-  if (units < 2 || inside_parallel_for || !lock.try_lock() || num_threads_locked() == 1) {
+  if (units < 2 || inside_parallel_for || !lock.try_lock() || num_threads() == 1) {
     if (n > 0) body(0, n);
     return;
   }
-  const std::size_t shares = std::min<std::size_t>(units, static_cast<std::size_t>(wanted_threads));
-  if (!pool) pool = std::make_unique<Pool>(wanted_threads);
+  const int threads = num_threads();
+  const std::size_t shares = std::min<std::size_t>(units, static_cast<std::size_t>(threads));
+  if (!pool) pool = std::make_unique<Pool>(threads);
   // Share s covers the units [s * units / shares, (s + 1) * units / shares).
   auto share = [&](std::size_t s) {
     const std::size_t begin = s * units / shares * grain;

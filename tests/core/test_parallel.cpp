@@ -6,6 +6,7 @@
 
 #include "core/blas.hpp"
 #include "core/parallel.hpp"
+#include "core/vecmath.hpp"
 
 #include <algorithm>
 #include <array>
@@ -128,6 +129,15 @@ TEST_CASE("an exception in parallel_for's body reaches the caller, and the pool 
   CHECK(ranges.back().second == 100);
 }
 
+TEST_CASE("get_num_threads inside parallel_for's body answers (it takes no lock)") {
+  ThreadsFor two(2);
+  std::atomic<int> answers{0};
+  attn::parallel_for(2, 1, [&](std::size_t, std::size_t) {
+    if (attn::get_num_threads() == 2) ++answers;
+  });
+  CHECK(answers == 2);
+}
+
 TEST_CASE("set_num_threads inside parallel_for is refused") {
   ThreadsFor two(2);
   std::atomic<int> refused{0};
@@ -212,3 +222,21 @@ TEST_CASE("matmul and linear split over threads, forward and backward") {
   };
   same_at_any_threads(products);
 }
+
+TEST_CASE("vecmath over a long array: the same bits at 1, 2 and 3 threads, in place too") {
+  // 100003 values: six pieces of 16384 and a tail that is not a multiple of any SIMD width.
+  std::vector<double> x(100003);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = -20.0 + 40.0 * static_cast<double>(i) / x.size();
+  auto run = [&](int threads) {
+    ThreadsFor set(threads);
+    std::vector<double> y(x.size()), z = x;
+    attn::vecmath::tanh(x.data(), y.data(), x.size());
+    attn::vecmath::exp(z.data(), z.data(), z.size());
+    y.insert(y.end(), z.begin(), z.end());
+    return y;
+  };
+  const std::vector<double> one = run(1);
+  CHECK(run(2) == one);
+  CHECK(run(3) == one);
+}
+
