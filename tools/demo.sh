@@ -4,4 +4,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/setup.sh
 ninja -C build
+# attn splits its products over its own threads and runs OpenBLAS on one
+# (docs/threads.md); unset, OpenBLAS would start threads of its own that only
+# spin (measured: 83 instead of 95 steps/s).
+export OPENBLAS_NUM_THREADS=1
 exec build/cli/attn demo "$@"
