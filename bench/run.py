@@ -98,13 +98,13 @@ def environment(torch_threads=None, attn_threads=None, openblas_threads=1):
 def run_workload(build, name, dtype, rounds):
     """{contender: (median us, peak kB, start kB)}"""
     attn = [os.path.join(build, "bench", "model_bench"), "--serve", name, dtype]
+    torch = [PYTHON, os.path.join(HERE, "torch_models.py"), "--serve", name, dtype]
     servers = {
         "attn@2": Server(attn, environment(attn_threads=2)),
         "attn@1": Server(attn, environment(attn_threads=1)),
-        "torch@2": Server([PYTHON, os.path.join(HERE, "torch_models.py"), "--serve", name, dtype], environment(2)),
-        "torch@1": Server([PYTHON, os.path.join(HERE, "torch_models.py"), "--serve", name, dtype], environment(1)),
-        "t@1+ob2": Server([PYTHON, os.path.join(HERE, "torch_models.py"), "--serve", name, dtype],
-                          environment(1, openblas_threads=2)),
+        "torch@2": Server(torch, environment(2)),
+        "torch@1": Server(torch, environment(1)),
+        "t@1+ob2": Server(torch, environment(1, openblas_threads=2)),
     }
     times = {who: [] for who in servers}
     warm = {}  # uncounted calls per turn: enough for WARM_S, from the warm-up round's times

@@ -15,7 +15,6 @@
 #include <algorithm>
 #include <functional>
 #include <memory>
-#include <type_traits>
 #include <utility>
 
 namespace attn {
@@ -85,11 +84,8 @@ class Node final : public NodeBase {
     if (same_shape) {
       if (has_grad) grad += g;
       else grad = std::forward<E>(g);
-    } else if constexpr (std::is_same_v<std::decay_t<E>, Array>) {  // an array: sum it as it is
-      if (has_grad) grad += sum_to_shape(g, shape());
-      else grad = sum_to_shape(g, shape());
-    } else {  // a lazy expression: evaluate it first
-      const Array full = g;
+    } else {
+      const Array& full = g;  // an array as it is; a lazy expression evaluated into a temporary
       if (has_grad) grad += sum_to_shape(full, shape());
       else grad = sum_to_shape(full, shape());
     }

@@ -159,15 +159,16 @@ void set_num_threads(int threads) {
 
 int get_num_threads() { return num_threads(); }
 
-void parallel_for(std::size_t n, std::size_t grain, const std::function<void(std::size_t, std::size_t)>& body) {
+void detail::parallel_for(std::size_t n, std::size_t grain,
+                          const std::function<void(std::size_t, std::size_t)>& body) {
   if (grain == 0) grain = 1;
   const std::size_t units = (n + grain - 1) / grain;
   std::unique_lock<std::mutex> lock(pool_mutex, std::defer_lock);
-  if (units < 2 || inside_parallel_for || !lock.try_lock() || num_threads() == 1) {
+  const int threads = units < 2 || inside_parallel_for || !lock.try_lock() ? 1 : num_threads();
+  if (threads == 1) {
     if (n > 0) body(0, n);
     return;
   }
-  const int threads = num_threads();
   const std::size_t shares = std::min<std::size_t>(units, static_cast<std::size_t>(threads));
   if (!pool) pool = std::make_unique<Pool>(threads);
   // Share s covers the units [s * units / shares, (s + 1) * units / shares).
@@ -176,14 +177,11 @@ void parallel_for(std::size_t n, std::size_t grain, const std::function<void(std
     const std::size_t end = std::min(n, (s + 1) * units / shares * grain);
     body(begin, end);
   };
-  inside_parallel_for = true;
-  try {
-    pool->run(shares, share);
-  } catch (...) {
-    inside_parallel_for = false;
-    throw;
-  }
-  inside_parallel_for = false;
+  struct Inside {  // marks this thread as inside a parallel_for until the job is done, or throws
+    Inside() { inside_parallel_for = true; }
+    ~Inside() { inside_parallel_for = false; }
+  } inside;
+  pool->run(shares, share);
 }
 
 }  // namespace attn

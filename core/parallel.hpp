@@ -1,12 +1,12 @@
 // attn's threads: how many there are, and how work is shared among them.
 //
 // As PyTorch's intra-op threads (torch.set_num_threads): one op at a time runs,
-// and an op big enough to be worth it splits its work over the threads. In attn
-// that op is the matrix product (core/blas.cpp splits a big gemm into blocks of
-// columns or rows, and matmul runs a stack of small products, such as attention's
-// per-head products, a share per thread). Everything else runs on the caller's
-// thread. OpenBLAS itself always runs on one thread: its own thread pool would
-// compete with attn's.
+// and an op big enough to be worth it splits its work over the threads: a big
+// matrix product (core/blas.cpp cuts it into blocks of columns or rows), a stack
+// of small products such as attention's per-head ones (core/ops/matmul.cpp), the
+// fused additive score, and exp, tanh, sigmoid and Adam over long arrays.
+// Everything else runs on the caller's thread. OpenBLAS itself always runs on one
+// thread: its own thread pool would compete with attn's (docs/threads.md).
 //
 // Each thread computes whole output elements, and how the work is cut depends
 // only on the sizes and the number of threads: at a given number of threads,
@@ -18,6 +18,7 @@
 // ATTN_NUM_THREADS, or else one per core (std::thread::hardware_concurrency).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <functional>
 
@@ -28,12 +29,29 @@ namespace attn {
 void set_num_threads(int threads);
 int get_num_threads();
 
+// Elementwise work is cut into pieces of this many values (as PyTorch's grain
+// for its elementwise loops): fewer are not worth handing to another thread.
+constexpr std::size_t kValuesPerShare = 16384;
+
+namespace detail {
+void parallel_for(std::size_t n, std::size_t grain, const std::function<void(std::size_t, std::size_t)>& body);
+}
+
 // Calls body(begin, end) on disjoint ranges that together cover [0, n), at most
 // one range per thread; the calling thread takes one share itself and returns
 // when every range is done. Ranges are cut at multiples of `grain` (the last
 // may be shorter). If a body throws, the first exception is rethrown here, once
 // every range has finished. Inside a body (or when another thread's
 // parallel_for is running), parallel_for runs serially on the calling thread.
-void parallel_for(std::size_t n, std::size_t grain, const std::function<void(std::size_t, std::size_t)>& body);
+template <class Body>
+void parallel_for(std::size_t n, std::size_t grain, const Body& body) {
+  // One range (most calls: a short row, a small product) runs right here,
+  // without building a std::function, which would allocate for a big lambda.
+  if (n <= std::max<std::size_t>(grain, 1)) {
+    if (n > 0) body(std::size_t{0}, n);
+    return;
+  }
+  detail::parallel_for(n, grain, body);
+}
 
 }  // namespace attn

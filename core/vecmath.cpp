@@ -73,15 +73,13 @@ const char* name(Isa isa) {
 
 namespace {
 
-// Long arrays are cut into pieces of this many values, a share of them per
-// thread (core/parallel.hpp), as PyTorch cuts its elementwise loops. A multiple
-// of every SIMD width: each value goes through the same instructions whatever
-// the cut, so the result is the same bits at any number of threads.
-constexpr std::size_t kGrain = 16384;
-
+// Long arrays are cut into pieces of kValuesPerShare values, a share of them per
+// thread (core/parallel.hpp). That is a multiple of every SIMD width: each value
+// goes through the same instructions whatever the cut, so the result is the same
+// bits at any number of threads.
 template <class T>
 void run(void (*f)(const T*, T*, std::size_t), const T* x, T* y, std::size_t n) {
-  parallel_for(n, kGrain, [&](std::size_t begin, std::size_t end) { f(x + begin, y + begin, end - begin); });
+  parallel_for(n, kValuesPerShare, [&](std::size_t begin, std::size_t end) { f(x + begin, y + begin, end - begin); });
 }
 
 }  // namespace

@@ -26,9 +26,9 @@ namespace attn {
 
 namespace {
 
-// Batches per share of the threads: enough that a share has some 16K values of t.
+// Batches per share of the threads: enough that a share has some kValuesPerShare values of t.
 std::size_t batch_grain(std::size_t values_per_batch) {
-  return std::max<std::size_t>(1, 16384 / std::max<std::size_t>(1, values_per_batch));
+  return std::max<std::size_t>(1, kValuesPerShare / std::max<std::size_t>(1, values_per_batch));
 }
 
 template <class T>

@@ -123,7 +123,8 @@ std::vector<T> betas(const GradTarget<T>& target, const std::vector<std::size_t>
 }
 
 // Runs product(i) for every product of the plan. When they write disjoint
-// matrices, the threads take a share each (core/parallel.hpp), if the shares
+// matrices (every matrix of an operand is used, so as many products as
+// matrices means each matrix once), the threads take a share each (core/parallel.hpp), if the shares
 // are worth it: at least kShareWork multiply-adds each (blas::gemm splits one
 // big product on its own). Products that add into the same matrix run in order.
 constexpr std::size_t kShareWork = 128 * 1024;
@@ -160,8 +161,9 @@ Tensor matmul_(const Tensor& a, const Tensor& b, const MatmulPlan& p) {
     const T* B = out.input(1).value.data();
     if (out.input_requires_grad(0)) {
       const GradTarget<T> dA = grad_target(out.input(0));
-      const std::vector<T> beta = betas(dA, p.a_of, out.input(0).value.size() / (m * k));
-      for_each_product(p, /*disjoint=*/p.a_of.size() == out.input(0).value.size() / (m * k), [&](std::size_t i) {
+      const std::size_t blocks = out.input(0).value.size() / (m * k);  // a's matrices
+      const std::vector<T> beta = betas(dA, p.a_of, blocks);
+      for_each_product(p, /*disjoint=*/p.a_of.size() == blocks, [&](std::size_t i) {
         // dA = G B^T: [m, n] x [k, n]^T -> [m, k]
         blas::gemm(false, true, m, k, n, T(1), G + i * m * n, n, B + p.b_of[i] * k * n, n, beta[i],
                    dA.data + p.a_of[i] * m * k, k);
@@ -169,8 +171,9 @@ Tensor matmul_(const Tensor& a, const Tensor& b, const MatmulPlan& p) {
     }
     if (out.input_requires_grad(1)) {
       const GradTarget<T> dB = grad_target(out.input(1));
-      const std::vector<T> beta = betas(dB, p.b_of, out.input(1).value.size() / (k * n));
-      for_each_product(p, /*disjoint=*/p.b_of.size() == out.input(1).value.size() / (k * n), [&](std::size_t i) {
+      const std::size_t blocks = out.input(1).value.size() / (k * n);  // b's matrices
+      const std::vector<T> beta = betas(dB, p.b_of, blocks);
+      for_each_product(p, /*disjoint=*/p.b_of.size() == blocks, [&](std::size_t i) {
         // dB = A^T G: [m, k]^T x [m, n] -> [k, n]   (folded: [B*T, D]^T x [B*T, O] -> [D, O], one gemm)
         blas::gemm(true, false, k, n, m, T(1), A + p.a_of[i] * m * k, k, G + i * m * n, n, beta[i],
                    dB.data + p.b_of[i] * k * n, n);

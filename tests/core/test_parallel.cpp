@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <mutex>
 #include <stdexcept>
@@ -93,28 +94,29 @@ TEST_CASE("parallel_for covers [0, n) once, in ranges cut at multiples of grain"
 
 TEST_CASE("parallel_for runs on several threads, and serially when nested") {
   ThreadsFor two(2);
-  // Enough work per range that the worker, spinning, takes one: wait for it.
-  std::atomic<int> started{0};
+  // Range 0 waits (up to 10 s) until range 1 has started: only a second thread
+  // can start it meanwhile, since the caller runs its ranges one after another.
+  std::atomic<bool> second_started{false};
   std::mutex mutex;
   std::vector<std::thread::id> ids;
-  attn::parallel_for(2, 1, [&](std::size_t, std::size_t) {
-    ++started;
-    // The caller does not wait for a worker that has not started, so one range
-    // might run on the caller too; either way both ranges run exactly once.
+  attn::parallel_for(2, 1, [&](std::size_t begin, std::size_t) {
     {
       std::lock_guard<std::mutex> lock(mutex);
       ids.push_back(std::this_thread::get_id());
     }
+    if (begin == 1) second_started = true;
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (begin == 0 && !second_started && std::chrono::steady_clock::now() < give_up) std::this_thread::yield();
     std::vector<long> inner;
     std::mutex inner_mutex;
-    attn::parallel_for(10, 1, [&](std::size_t begin, std::size_t end) {
+    attn::parallel_for(10, 1, [&](std::size_t b, std::size_t e) {
       std::lock_guard<std::mutex> lock(inner_mutex);
-      inner.push_back(static_cast<long>(end - begin));
+      inner.push_back(static_cast<long>(e - b));
     });
     CHECK(inner == std::vector<long>{10});  // nested: one range, on this thread
   });
-  CHECK(started == 2);
-  CHECK(ids.size() == 2);
+  REQUIRE(ids.size() == 2);
+  CHECK(ids[0] != ids[1]);
 }
 
 TEST_CASE("an exception in parallel_for's body reaches the caller, and the pool still works") {
