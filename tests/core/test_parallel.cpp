@@ -185,7 +185,8 @@ TEST_CASE("gemm split over threads: every transpose, and shapes that split by co
   // Shapes around the split threshold, columns and rows not multiples of the
   // block, and each way to split (more columns, more rows).
   const std::vector<std::array<std::size_t, 3>> shapes{{32, 512, 128}, {512, 32, 128}, {100, 333, 77},
-                                                        {257, 65, 129}, {8, 1000, 40},  {1000, 8, 40}};
+                                                        {257, 65, 129}, {8, 1000, 40},  {1000, 8, 40},
+                                                        {512, 128, 32}, {20, 700, 300}};
   for (const auto& [m, n, k] : shapes) {
     for (bool ta : {false, true}) {
       for (bool tb : {false, true}) {
@@ -206,6 +207,36 @@ TEST_CASE("gemm split over threads: every transpose, and shapes that split by co
         same_at_any_threads(run);
       }
     }
+  }
+}
+
+TEST_CASE("a thin product (m or k at most 32) runs in the same blocks at any number of threads") {
+  // [32, 128] x [128, 512] (an LSTM step), its dW shape [512, 32] x [32, 128], and
+  // one with a last block shorter than 32: against a plain triple loop, and the
+  // same bits at 1, 2 and 3 threads (core/blas.cpp cuts them alike).
+  const std::vector<std::array<std::size_t, 3>> shapes{{32, 512, 128}, {512, 128, 32}, {17, 1000, 300}};
+  for (const auto& [m, n, k] : shapes) {
+    CAPTURE(m);
+    CAPTURE(n);
+    CAPTURE(k);
+    const auto a = test::randn({m, k}, 1, false).to_array(), b = test::randn({k, n}, 2, false).to_array();
+    auto run = [&](int threads) {
+      ThreadsFor set(threads);
+      xt::xarray<double> c = xt::zeros<double>({m, n});
+      attn::blas::gemm(false, false, m, n, k, 1.0, a.data(), k, b.data(), n, 0.0, c.data(), n);
+      return c;
+    };
+    const xt::xarray<double> one = run(1);
+    double worst = 0.0;
+    for (std::size_t i = 0; i < m; ++i)
+      for (std::size_t j = 0; j < n; ++j) {
+        double sum = 0.0;
+        for (std::size_t p = 0; p < k; ++p) sum += a(i, p) * b(p, j);
+        worst = std::max(worst, std::abs(sum - one(i, j)));
+      }
+    CHECK(worst < 1e-11);
+    CHECK(run(2) == one);
+    CHECK(run(3) == one);
   }
 }
 
