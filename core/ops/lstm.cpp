@@ -8,12 +8,20 @@
 // each a pass over memory and a saved array; fused it takes 2. tests/core/test_lstm.cpp
 // checks both against the composed ops, value and gradient.
 #include "../ops.hpp"
+#include "../parallel.hpp"
 #include "../record.hpp"
 #include "../vecmath.hpp"
+
+#include <algorithm>
 
 namespace attn {
 
 namespace {
+
+// Rows of the batch per share of the threads (core/parallel.hpp): at least 4096
+// gate values a share. Each row is independent, and a product already split over
+// the threads wrote the gates (Bahdanau step f64 about 1 ms faster at 2 threads).
+std::size_t rows_per_share(std::size_t H) { return std::max<std::size_t>(1, 4096 / std::max<std::size_t>(1, 4 * H)); }
 
 template <class T>
 Tensor lstm_cell_c_(const Tensor& gates, const Tensor& c) {
@@ -22,28 +30,32 @@ Tensor lstm_cell_c_(const Tensor& gates, const Tensor& c) {
   const T* C = c.data<T>().data();      // [B, H]
   xt::xarray<T> c_new = xt::xarray<T>::from_shape({B, H});
   std::vector<T> act(B * 3 * H);  // sigmoid(i), sigmoid(f), tanh(g) per row: [B, 3H], kept for backward
-  for (std::size_t b = 0; b < B; ++b) {
-    T* a = act.data() + b * 3 * H;
-    vecmath::sigmoid(G + b * 4 * H, a, 2 * H);          // i and f
-    vecmath::tanh(G + b * 4 * H + 2 * H, a + 2 * H, H);  // g
-    for (std::size_t j = 0; j < H; ++j) c_new.data()[b * H + j] = a[H + j] * C[b * H + j] + a[j] * a[2 * H + j];
-  }
+  parallel_for(B, rows_per_share(H), [&](std::size_t b0, std::size_t b1) {
+    for (std::size_t b = b0; b < b1; ++b) {
+      T* a = act.data() + b * 3 * H;
+      vecmath::sigmoid(G + b * 4 * H, a, 2 * H);          // i and f
+      vecmath::tanh(G + b * 4 * H + 2 * H, a + 2 * H, H);  // g
+      for (std::size_t j = 0; j < H; ++j) c_new.data()[b * H + j] = a[H + j] * C[b * H + j] + a[j] * a[2 * H + j];
+    }
+  });
   return record<T>("lstm_cell_c", std::move(c_new), {gates, c}, [B, H, act = std::move(act)](Node<T>& out) {
     const T* dC = out.grad.data();                 // dL/dc' [B, H]
     const T* C = out.input(1).value.data();        // c [B, H]
     if (out.input_requires_grad(0)) {
       // added straight into the gates' gradient, which lstm_cell_h adds to as well; o does not enter c'
       T* dgates = out.input_grad_buffer(0).data();  // [B, 4H]
-      for (std::size_t b = 0; b < B; ++b) {
-        const T* a = act.data() + b * 3 * H;
-        T* dg = dgates + b * 4 * H;
-        for (std::size_t j = 0; j < H; ++j) {
-          const T d = dC[b * H + j], i = a[j], f = a[H + j], g = a[2 * H + j];
-          dg[j] += d * g * i * (T(1) - i);                // d c'/d pre_i = tanh(g) * sigmoid'(i)
-          dg[H + j] += d * C[b * H + j] * f * (T(1) - f);  // d c'/d pre_f = c * sigmoid'(f)
-          dg[2 * H + j] += d * i * (T(1) - g * g);        // d c'/d pre_g = sigmoid(i) * (1 - tanh(g)^2)
+      parallel_for(B, rows_per_share(H), [&](std::size_t b0, std::size_t b1) {
+        for (std::size_t b = b0; b < b1; ++b) {
+          const T* a = act.data() + b * 3 * H;
+          T* dg = dgates + b * 4 * H;
+          for (std::size_t j = 0; j < H; ++j) {
+            const T d = dC[b * H + j], i = a[j], f = a[H + j], g = a[2 * H + j];
+            dg[j] += d * g * i * (T(1) - i);                // d c'/d pre_i = tanh(g) * sigmoid'(i)
+            dg[H + j] += d * C[b * H + j] * f * (T(1) - f);  // d c'/d pre_f = c * sigmoid'(f)
+            dg[2 * H + j] += d * i * (T(1) - g * g);        // d c'/d pre_g = sigmoid(i) * (1 - tanh(g)^2)
+          }
         }
-      }
+      });
     }
     if (out.input_requires_grad(1)) {
       T* dc = out.input_grad_buffer(1).data();  // [B, H]
@@ -59,25 +71,29 @@ Tensor lstm_cell_h_(const Tensor& gates, const Tensor& c_new) {
   const T* G = gates.data<T>().data();  // [B, 4H]
   xt::xarray<T> h = xt::xarray<T>::from_shape({B, H});
   std::vector<T> act(B * 2 * H);  // sigmoid(o), tanh(c') per row: [B, 2H], kept for backward
-  for (std::size_t b = 0; b < B; ++b) {
-    T* a = act.data() + b * 2 * H;
-    vecmath::sigmoid(G + b * 4 * H + 3 * H, a, H);            // o
-    vecmath::tanh(c_new.data<T>().data() + b * H, a + H, H);  // tanh(c')
-    for (std::size_t j = 0; j < H; ++j) h.data()[b * H + j] = a[j] * a[H + j];
-  }
+  parallel_for(B, rows_per_share(H), [&](std::size_t b0, std::size_t b1) {
+    for (std::size_t b = b0; b < b1; ++b) {
+      T* a = act.data() + b * 2 * H;
+      vecmath::sigmoid(G + b * 4 * H + 3 * H, a, H);            // o
+      vecmath::tanh(c_new.data<T>().data() + b * H, a + H, H);  // tanh(c')
+      for (std::size_t j = 0; j < H; ++j) h.data()[b * H + j] = a[j] * a[H + j];
+    }
+  });
   return record<T>("lstm_cell_h", std::move(h), {gates, c_new}, [B, H, act = std::move(act)](Node<T>& out) {
     const T* dH = out.grad.data();  // dL/dh' [B, H]
     // added straight into the inputs' gradients; only o enters h', so only its quarter of the gates' changes
     T* dgates = out.input_requires_grad(0) ? out.input_grad_buffer(0).data() : nullptr;  // [B, 4H]
     T* dc = out.input_requires_grad(1) ? out.input_grad_buffer(1).data() : nullptr;       // [B, H]
-    for (std::size_t b = 0; b < B; ++b) {
-      const T* a = act.data() + b * 2 * H;
-      for (std::size_t j = 0; j < H; ++j) {
-        const T d = dH[b * H + j], o = a[j], tc = a[H + j];
-        if (dgates) dgates[b * 4 * H + 3 * H + j] += d * tc * o * (T(1) - o);  // d h'/d pre_o = tanh(c') * sigmoid'(o)
-        if (dc) dc[b * H + j] += d * o * (T(1) - tc * tc);  // d h'/d c' = sigmoid(o) * (1 - tanh(c')^2)
+    parallel_for(B, rows_per_share(H), [&](std::size_t b0, std::size_t b1) {
+      for (std::size_t b = b0; b < b1; ++b) {
+        const T* a = act.data() + b * 2 * H;
+        for (std::size_t j = 0; j < H; ++j) {
+          const T d = dH[b * H + j], o = a[j], tc = a[H + j];
+          if (dgates) dgates[b * 4 * H + 3 * H + j] += d * tc * o * (T(1) - o);  // d h'/d pre_o = tanh(c') * sigmoid'(o)
+          if (dc) dc[b * H + j] += d * o * (T(1) - tc * tc);  // d h'/d c' = sigmoid(o) * (1 - tanh(c')^2)
+        }
       }
-    }
+    });
   });
 }
 
