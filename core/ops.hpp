@@ -82,7 +82,10 @@ Tensor additive_score(const Tensor& q, const Tensor& k, const Tensor& v);
 // N-D operands are stacks of matrices with broadcast batch dims.
 Tensor matmul(const Tensor& a, const Tensor& b);
 // x [..., in] times weight [out, in] transposed, plus bias [out]: y [..., out].
-// One gemm with weight transposed by the BLAS flag, not by a copy.
+// One gemm with weight transposed by the BLAS flag, not by a copy. The bias may
+// also be a whole [..., out] array (x at least 2-D) that the product is added
+// onto, as PyTorch's addmm(bias, x, weight.t()): an RNN step's h W_hh^T added to
+// the input's share of the gates, in one op.
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor());
 
 // ---- shapes (core/ops/shape.cpp) ---------------------------------------------

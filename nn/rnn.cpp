@@ -47,9 +47,9 @@ Padding find_padding(const std::string& name, const Lengths& lengths, std::size_
 LSTMState step(Mode mode, Nonlinearity nonlinearity, const Tensor& xw, const LSTMState& state,
                const RNNWeights& w) {
   switch (mode) {
-    case Mode::LSTM: return lstm_step(xw, state, w.weight_hh, w.bias_hh);
+    case Mode::LSTM: return lstm_step(xw, state, w.weight_hh);
     case Mode::GRU: return {gru_step(xw, state.h, w.weight_hh, w.bias_hh), Tensor()};
-    default: return {rnn_step(xw, state.h, w.weight_hh, w.bias_hh, nonlinearity), Tensor()};
+    default: return {rnn_step(xw, state.h, w.weight_hh, nonlinearity), Tensor()};
   }
 }
 
@@ -58,8 +58,10 @@ LSTMState step(Mode mode, Nonlinearity nonlinearity, const Tensor& xw, const LST
 LSTMOutput run_direction(Mode mode, Nonlinearity nonlinearity, const Tensor& x, const RNNWeights& w,
                          LSTMState state, bool reverse, const Padding& padding) {
   const std::size_t T = x.size(0), B = x.size(1);
-  // The input's share of every step at once, in one product: [T * B, in] x W_ih^T -> [T * B, G]
-  Tensor xw = linear(reshape(x, {static_cast<long>(T * B), -1}), w.weight_ih, w.bias_ih);
+  // The input's share of every step at once, in one product: [T * B, in] x W_ih^T -> [T * B, G].
+  // Its bias is b_ih + b_hh, except in the GRU (see rnn_cell.hpp).
+  const Tensor bias = mode == Mode::GRU ? w.bias_ih : both_biases(w.bias_ih, w.bias_hh);
+  Tensor xw = linear(reshape(x, {static_cast<long>(T * B), -1}), w.weight_ih, bias);
   std::vector<Tensor> outputs(T);
   for (std::size_t k = 0; k < T; ++k) {
     const std::size_t t = reverse ? T - 1 - k : k;

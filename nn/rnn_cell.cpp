@@ -8,14 +8,18 @@ namespace attn::nn {
 
 // ---- one step of each recurrence ---------------------------------------------
 
-Tensor rnn_step(const Tensor& xw, const Tensor& h, const Tensor& weight_hh, const Tensor& bias_hh,
-                Nonlinearity nonlinearity) {
-  Tensor pre = xw + linear(h, weight_hh, bias_hh);  // [B, H]
+Tensor both_biases(const Tensor& bias_ih, const Tensor& bias_hh) {
+  return bias_ih.defined() ? bias_ih + bias_hh : Tensor();  // [G]
+}
+
+Tensor rnn_step(const Tensor& xw, const Tensor& h, const Tensor& weight_hh, Nonlinearity nonlinearity) {
+  Tensor pre = linear(h, weight_hh, xw);  // xw + h W_hh^T: the product added onto xw [B, H]
   return nonlinearity == Nonlinearity::Tanh ? tanh(pre) : relu(pre);
 }
 
-LSTMState lstm_step(const Tensor& xw, const LSTMState& state, const Tensor& weight_hh, const Tensor& bias_hh) {
-  Tensor gates = xw + linear(state.h, weight_hh, bias_hh);  // [B, 4H]: one product for all four gates i, f, g, o
+LSTMState lstm_step(const Tensor& xw, const LSTMState& state, const Tensor& weight_hh) {
+  // xw + h W_hh^T [B, 4H]: one product for all four gates i, f, g, o, added onto xw
+  Tensor gates = linear(state.h, weight_hh, xw);
   // Two fused ops (core/ops/lstm.cpp), equal to chunk(gates, 4, 1) and then
   //   c = sigmoid(f) * c + sigmoid(i) * tanh(g),   h = sigmoid(o) * tanh(c)
   Tensor c = lstm_cell_c(gates, state.c);  // [B, H]
@@ -83,7 +87,7 @@ std::string RNNCell::extra_repr() const {
 
 Tensor RNNCell::forward(const Tensor& x, const Tensor& h) const {
   Tensor h0 = checked_state(x, h, "h");
-  return rnn_step(linear(x, weight_ih, bias_ih), h0, weight_hh, bias_hh, nonlinearity);
+  return rnn_step(linear(x, weight_ih, both_biases(bias_ih, bias_hh)), h0, weight_hh, nonlinearity);
 }
 
 LSTMCell::LSTMCell(std::size_t input_size, std::size_t hidden_size, bool bias)
@@ -91,7 +95,7 @@ LSTMCell::LSTMCell(std::size_t input_size, std::size_t hidden_size, bool bias)
 
 LSTMState LSTMCell::forward(const Tensor& x, const LSTMState& state) const {
   LSTMState s{checked_state(x, state.h, "h"), checked_state(x, state.c, "c")};
-  return lstm_step(linear(x, weight_ih, bias_ih), s, weight_hh, bias_hh);
+  return lstm_step(linear(x, weight_ih, both_biases(bias_ih, bias_hh)), s, weight_hh);
 }
 
 GRUCell::GRUCell(std::size_t input_size, std::size_t hidden_size, bool bias)

@@ -31,13 +31,18 @@ struct LSTMState {
   Tensor h, c;
 };
 
-// One step of each recurrence, given xw = x W_ih^T + b_ih [B, G] (G = H, 4H or 3H).
+// One step of each recurrence, given the input's share xw [B, G] (G = H, 4H or 3H).
 // The cells below compute xw one step at a time; the sequence layers compute it
-// for every step at once, then call these. bias_hh may be undefined (bias=false).
-Tensor rnn_step(const Tensor& xw, const Tensor& h, const Tensor& weight_hh, const Tensor& bias_hh,
-                Nonlinearity nonlinearity);
-LSTMState lstm_step(const Tensor& xw, const LSTMState& state, const Tensor& weight_hh, const Tensor& bias_hh);
+// for every step at once, then call these. For the RNN and the LSTM, xw already
+// holds both biases, xw = x W_ih^T + (b_ih + b_hh), and the step adds h W_hh^T
+// onto it in one op (linear with a whole bias). The GRU's b_hh stays apart, since
+// the reset gate scales h W_hn^T + b_hn: there xw = x W_ih^T + b_ih, and bias_hh
+// may be undefined (bias=false).
+Tensor rnn_step(const Tensor& xw, const Tensor& h, const Tensor& weight_hh, Nonlinearity nonlinearity);
+LSTMState lstm_step(const Tensor& xw, const LSTMState& state, const Tensor& weight_hh);
 Tensor gru_step(const Tensor& xw, const Tensor& h, const Tensor& weight_hh, const Tensor& bias_hh);
+// b_ih + b_hh [G], or undefined without biases: the RNN's and the LSTM's xw bias.
+Tensor both_biases(const Tensor& bias_ih, const Tensor& bias_hh);
 
 // What the three cells share: weight_ih [G, in], weight_hh [G, H], bias_ih [G],
 // bias_hh [G], all drawn uniform(-1/sqrt(H), 1/sqrt(H)) as PyTorch does.

@@ -191,7 +191,8 @@ Tensor linear_(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   Shape out_shape = sx;
   out_shape.back() = outs;
   const bool has_bias = bias.defined();
-  // With a bias, y starts as the bias in every row and gemm adds x W^T to it (beta = 1).
+  const bool whole_bias = has_bias && bias.dim() > 1;  // [..., out], the output's shape (checked in linear)
+  // With a bias, y starts as the bias (in every row, or as a copy of a whole one) and gemm adds x W^T to it (beta = 1).
   xt::xarray<T> y = has_bias ? broadcast_to(bias.data<T>(), out_shape) : xt::xarray<T>::from_shape(out_shape);
   // [rows, in] x [out, in]^T -> [rows, out]
   blas::gemm(false, true, rows, outs, in, T(1), x.data<T>().data(), in, weight.data<T>().data(), in,
@@ -199,7 +200,7 @@ Tensor linear_(const Tensor& x, const Tensor& weight, const Tensor& bias) {
 
   std::vector<Tensor> inputs{x, weight};
   if (has_bias) inputs.push_back(bias);
-  return record<T>("linear", std::move(y), inputs, [rows, in, outs, has_bias](Node<T>& out) {
+  return record<T>("linear", std::move(y), inputs, [rows, in, outs, has_bias, whole_bias](Node<T>& out) {
     const T* G = out.grad.data();  // [rows, out]
     if (out.input_requires_grad(0)) {
       // dx = G W: [rows, out] x [out, in] -> [rows, in]
@@ -211,7 +212,10 @@ Tensor linear_(const Tensor& x, const Tensor& weight, const Tensor& bias) {
       const GradTarget<T> dW = grad_target(out.input(1));
       blas::gemm(true, false, outs, in, rows, T(1), G, outs, out.input(0).value.data(), in, dW.beta, dW.data, in);
     }
-    if (has_bias && out.input_requires_grad(2)) {
+    if (whole_bias && out.input_requires_grad(2)) {
+      // d bias = G, handed over whole (G's last use: no copy)
+      out.add_to_input_grad(2, out.take_grad());
+    } else if (has_bias && out.input_requires_grad(2)) {
       // d bias = G summed over the rows: [rows, out] -> [out]
       const GradTarget<T> db = grad_target(out.input(2));
       if (db.beta == T(0)) std::fill(db.data, db.data + outs, T(0));
@@ -238,9 +242,11 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   if (sx.back() != sw[1])
     throw ShapeError("linear: expected x.shape[-1] == weight.shape[1], got x " + shape_str(sx) + " and weight " +
                      shape_str(sw));
-  if (bias.defined() && bias.shape() != Shape{sw[0]})
-    throw ShapeError("linear: expected bias [" + std::to_string(sw[0]) + "] for weight " + shape_str(sw) +
-                     ", got bias " + shape_str(bias.shape()));
+  Shape out_shape = sx;
+  out_shape.back() = sw[0];
+  if (bias.defined() && bias.shape() != Shape{sw[0]} && (sx.size() < 2 || bias.shape() != out_shape))
+    throw ShapeError("linear: expected bias [" + std::to_string(sw[0]) + "] or " + shape_str(out_shape) +
+                     " for x " + shape_str(sx) + " and weight " + shape_str(sw) + ", got bias " + shape_str(bias.shape()));
   return ATTN_DISPATCH(x.dtype(), linear_, x, weight, bias);
 }
 

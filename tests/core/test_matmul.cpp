@@ -157,6 +157,30 @@ TEST_CASE("linear equals matmul(x, weight^T) + bias, values and gradients") {
   CHECK(test::allclose(attn::linear(x, w), attn::matmul(x, wt), 1e-13));
 }
 
+TEST_CASE("linear with a whole bias [..., out] adds the product onto it, values and gradients") {
+  // As an RNN step uses it: gates = xw + h W^T in one op.
+  Tensor x = test::randn({2, 5, 4}, 84), w = test::randn({3, 4}, 85), base = test::randn({2, 5, 3}, 86);
+  Tensor g = test::randn({2, 5, 3}, 87, false);
+  attn::linear(x, w, base).backward(g);
+  const Tensor dx = x.grad(), dw = w.grad(), dbase = base.grad();
+  x.zero_grad(), w.zero_grad(), base.zero_grad();
+
+  Tensor composed = base + attn::linear(x, w);
+  CHECK(test::allclose(attn::linear(x, w, base), composed, 1e-13));
+  composed.backward(g);
+  CHECK(test::allclose(dx, x.grad(), 1e-13));
+  CHECK(test::allclose(dw, w.grad(), 1e-13));
+  CHECK(test::allclose(dbase, base.grad(), 1e-13));
+
+  CHECK_GRADCHECK([](const Inputs& in) { return attn::linear(in[0], in[1], in[2]); }, {x, w, base});
+  // The base is also used elsewhere, and its gradient must add up; in float32 too.
+  CHECK_GRADCHECK([](const Inputs& in) { return attn::linear(in[0], in[1], in[2]) * in[2]; },
+                  {test::randn({6, 4}, 88), w, test::randn({6, 3}, 89)});
+  Tensor x32 = x.detach().to(attn::Dtype::Float32), w32 = w.detach().to(attn::Dtype::Float32);
+  Tensor base32 = base.detach().to(attn::Dtype::Float32);
+  CHECK(test::allclose(attn::linear(x32, w32, base32).to(attn::Dtype::Float64), composed, 1e-5));
+}
+
 TEST_CASE("linear in float32 agrees with float64") {
   Tensor x = test::randn({6, 4}, 90), w = test::randn({3, 4}, 91), b = test::randn({3}, 92);
   auto to32 = [](const Tensor& t) { return t.detach().to(attn::Dtype::Float32).requires_grad_(); };
@@ -175,7 +199,10 @@ TEST_CASE("linear rejects bad shapes") {
                            "linear: expected x.shape[-1] == weight.shape[1], got x [2, 5] and weight [3, 4]");
   CHECK_THROWS_WITH_SUBSTR(attn::linear(x, attn::zeros({4})), attn::ShapeError, "linear: expected a 2-d weight [out, in], got weight [4]");
   CHECK_THROWS_WITH_SUBSTR(attn::linear(x, w, attn::zeros({4})), attn::ShapeError,
-                           "linear: expected bias [3] for weight [3, 4], got bias [4]");
+                           "linear: expected bias [3] or [2, 3] for x [2, 4] and weight [3, 4], got bias [4]");
+  CHECK_THROWS_WITH_SUBSTR(attn::linear(x, w, attn::zeros({3, 3})), attn::ShapeError, "got bias [3, 3]");
+  CHECK_THROWS_WITH_SUBSTR(attn::linear(attn::zeros({4}), w, attn::zeros({1, 3})), attn::ShapeError,
+                           "linear: expected bias [3] or [3] for x [4] and weight [3, 4], got bias [1, 3]");
   CHECK_THROWS_WITH_SUBSTR(attn::linear(x, w, attn::zeros({1, 3})), attn::ShapeError, "got bias [1, 3]");
   CHECK_THROWS_WITH_SUBSTR(attn::linear(attn::zeros({}), w), attn::ShapeError, "linear: expected x [..., in] with at least 1 dim");
   CHECK_THROWS_AS(attn::linear(x, w, attn::zeros({3}, attn::Dtype::Float32)), attn::ValueError);
