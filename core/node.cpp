@@ -45,7 +45,7 @@ xt::xarray<T> sum_to_shape(const xt::xarray<T>& g, const Shape& shape) {
   Shape step(g_shape.size(), 0);
   for (std::size_t d = lead; d < g_shape.size(); ++d)
     if (shape[d - lead] != 1) step[d] = strides[d - lead];
-  xt::xarray<T> summed = xt::zeros<T>(shape);
+  xt::xarray<T> summed = filled(shape, T(0));
   std::size_t i = 0;
   walk(g_shape, step, [&](std::size_t offset) { summed.flat(offset) += g.flat(i++); });
   return summed;

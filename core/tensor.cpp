@@ -128,8 +128,8 @@ Tensor tensor(const xt::xarray<double>& values, bool requires_grad, Dtype dtype)
 }
 
 Tensor full(const Shape& shape, double value, Dtype dtype, bool requires_grad) {
-  if (dtype == Dtype::Float64) return Tensor(xt::xarray<double>(xt::full_like(xt::xarray<double>::from_shape(shape), value)), requires_grad);
-  return Tensor(xt::xarray<float>(xt::full_like(xt::xarray<float>::from_shape(shape), static_cast<float>(value))), requires_grad);
+  if (dtype == Dtype::Float64) return Tensor(filled(shape, value), requires_grad);
+  return Tensor(filled(shape, static_cast<float>(value)), requires_grad);
 }
 Tensor zeros(const Shape& shape, Dtype dtype, bool requires_grad) { return full(shape, 0.0, dtype, requires_grad); }
 Tensor ones(const Shape& shape, Dtype dtype, bool requires_grad) { return full(shape, 1.0, dtype, requires_grad); }

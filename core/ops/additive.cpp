@@ -70,7 +70,7 @@ Tensor additive_score_(const Tensor& q, const Tensor& k, const Tensor& v) {
     xt::xarray<T> scratch;
     auto grad_of = [&](std::size_t i) {
       if (out.input_requires_grad(i)) return out.input_grad_buffer(i).data();
-      scratch = xt::zeros<T>(out.input(i).value.shape());
+      scratch = filled(out.input(i).value.shape(), T(0));
       return scratch.data();
     };
     T* dq = grad_of(0);  // [B, Tq, A]

@@ -50,7 +50,7 @@ template <class T>
 Tensor one_hot_(const Index& ids, std::size_t num_classes) {
   Shape shape(ids.shape().begin(), ids.shape().end());  // ids [S...] -> [S..., C]
   shape.push_back(num_classes);
-  xt::xarray<T> y = xt::zeros<T>(shape);
+  xt::xarray<T> y = filled(shape, T(0));
   for (std::size_t i = 0; i < ids.size(); ++i) y.flat(i * num_classes + static_cast<std::size_t>(ids.flat(i))) = T(1);
   return Tensor(std::move(y));
 }

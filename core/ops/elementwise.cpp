@@ -121,7 +121,7 @@ Tensor pow_(const Tensor& x, double exponent) {
   xt::xarray<T> y = power(x.data<T>(), p);
   return record<T>("pow", std::move(y), {x}, [p](Node<T>& out) {
     // d x^p / dx = p * x^(p-1); for p = 0 that is 0, even at x = 0 (not 0 * inf)
-    if (p == 0) return out.add_to_input_grad(0, xt::xarray<T>(xt::zeros<T>(out.grad.shape())));
+    if (p == 0) return out.add_to_input_grad(0, filled(out.grad.shape(), T(0)));
     out.add_to_input_grad(0, out.grad * p * power(out.input(0).value, p - 1));
   });
 }

@@ -23,7 +23,7 @@ Tensor gather_(const Tensor& x, std::size_t dim, const std::vector<std::size_t>&
     copy_slab(x.data<T>().data(), b.n, rows[j], y.data(), m, j, 1, b.outer, b.inner);
   return record<T>(op, std::move(y), {x}, [b, rows](Node<T>& out) {
     // d y[j]/d x[rows[j]] = 1: scatter-add, so a row picked twice gets both gradients
-    xt::xarray<T> g = xt::zeros<T>(out.input(0).shape());
+    xt::xarray<T> g = filled(out.input(0).shape(), T(0));
     const std::size_t m = rows.size();
     for (std::size_t j = 0; j < m; ++j)
       add_slab(out.grad.data(), m, j, g.data(), b.n, rows[j], 1, b.outer, b.inner);
@@ -56,7 +56,7 @@ Tensor where_(const Mask& condition, const Tensor& a, const Tensor& b) {
   return record<T>("where", std::move(y), {a, b}, [condition](Node<T>& out) {
     // d y/da = 1 where condition holds, d y/db = 1 elsewhere; add_to_input_grad
     // then sums each gradient back over the dims that a or b was broadcast along
-    xt::xarray<T> ga = xt::zeros<T>(out.grad.shape()), gb = ga;
+    xt::xarray<T> ga = filled(out.grad.shape(), T(0)), gb = ga;
     for (std::size_t i = 0; i < ga.size(); ++i) {
       if (condition.flat(i)) ga.flat(i) = out.grad.flat(i);
       else gb.flat(i) = out.grad.flat(i);

@@ -82,7 +82,7 @@ Tensor max_(const Tensor& x, Blocks s, const Shape& out_shape) {
     }
   return record<T>("max", std::move(y), {x}, [s, argmax](Node<T>& out) {
     // d max(x)/dx_j = 1 for the (first) maximum, 0 elsewhere
-    xt::xarray<T> dx = xt::zeros<T>(out.input(0).value.shape());
+    xt::xarray<T> dx = filled(out.input(0).value.shape(), T(0));
     for (std::size_t o = 0; o < s.outer; ++o)
       for (std::size_t i = 0; i < s.inner; ++i)
         dx.flat(at(s, o, argmax[o * s.inner + i], i)) = out.grad.flat(o * s.inner + i);
