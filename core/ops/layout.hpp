@@ -131,8 +131,10 @@ inline Shape strides_of(const Shape& shape) {
 // backward stretch their operands with it too.
 template <class X>
 xt::xarray<X> broadcast_to(const xt::xarray<X>& a, const Shape& shape) {
+  const Shape a_shape(a.shape().begin(), a.shape().end());
+  if (a_shape == shape) return a;  // nothing to stretch: one plain copy (linear's whole bias)
   const std::size_t lead = shape.size() - a.dimension();
-  const Shape a_shape(a.shape().begin(), a.shape().end()), a_strides = strides_of(a_shape);
+  const Shape a_strides = strides_of(a_shape);
   Shape step(shape.size(), 0);  // a broadcast dim (size 1, or missing) does not move
   for (std::size_t d = lead; d < shape.size(); ++d)
     if (a_shape[d - lead] != 1) step[d] = a_strides[d - lead];
