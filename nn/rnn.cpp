@@ -57,15 +57,15 @@ LSTMState step(Mode mode, Nonlinearity nonlinearity, const Tensor& xw, const LST
 // every step [T, B, H] and the final state.
 LSTMOutput run_direction(Mode mode, Nonlinearity nonlinearity, const Tensor& x, const RNNWeights& w,
                          LSTMState state, bool reverse, const Padding& padding) {
-  const std::size_t T = x.size(0), B = x.size(1);
-  // The input's share of every step at once, in one product: [T * B, in] x W_ih^T -> [T * B, G].
+  const std::size_t T = x.size(0);
+  // The input's share of every step at once, in one product: [T, B, in] x W_ih^T -> [T, B, G].
   // Its bias is b_ih + b_hh, except in the GRU (see rnn_cell.hpp).
   const Tensor bias = mode == Mode::GRU ? w.bias_ih : both_biases(w.bias_ih, w.bias_hh);
-  Tensor xw = linear(reshape(x, {static_cast<long>(T * B), -1}), w.weight_ih, bias);
+  Tensor xw = linear(x, w.weight_ih, bias);
   std::vector<Tensor> outputs(T);
   for (std::size_t k = 0; k < T; ++k) {
     const std::size_t t = reverse ? T - 1 - k : k;
-    LSTMState next = step(mode, nonlinearity, narrow(xw, 0, t * B, B), state, w);  // rows of step t [B, G]
+    LSTMState next = step(mode, nonlinearity, select(xw, 0, static_cast<long>(t)), state, w);  // step t's [B, G]
     if (t >= padding.min_length) {
       // Padded rows keep their state and output zeros: the backward direction thus
       // starts from the initial state at each sequence's own last step.
