@@ -10,18 +10,19 @@ namespace attn {
 
 namespace {
 
+// y of `shape` from the inputs side by side along dim, input j taking sizes[j]
+// positions of it. concat: each input's own size along dim. stack: 1 each, in a
+// new dim; an input laid out with a size-1 dim added is laid out as it is, so
+// it is copied in once, not first unsqueezed (a second copy).
 template <class T>
-Tensor concat_(const std::vector<Tensor>& xs, std::size_t dim) {
-  std::vector<std::size_t> sizes;  // each input's size along dim
-  for (const Tensor& x : xs) sizes.push_back(x.shape()[dim]);
-  Shape shape = xs[0].shape();
-  shape[dim] = std::accumulate(sizes.begin(), sizes.end(), std::size_t{0});
+Tensor join_(const std::vector<Tensor>& xs, std::size_t dim, const Shape& shape, const std::vector<std::size_t>& sizes,
+             const char* op) {
   const Blocks b = blocks_around(shape, dim);  // y as [outer, total, inner]
   xt::xarray<T> y = xt::xarray<T>::from_shape(shape);
   std::size_t offset = 0;
   for (std::size_t j = 0; j < xs.size(); offset += sizes[j], ++j)
     copy_slab(xs[j].data<T>().data(), sizes[j], 0, y.data(), b.n, offset, sizes[j], b.outer, b.inner);
-  return record<T>("concat", std::move(y), xs, [sizes, b](Node<T>& out) {
+  return record<T>(op, std::move(y), xs, [sizes, b](Node<T>& out) {
     // d concat/dx_j = 1 on x_j's own positions: each input gets back its slice of the gradient,
     // added straight into the gradient it already has, or else copied into a new one
     std::size_t offset = 0;
@@ -71,7 +72,11 @@ Tensor concat(const std::vector<Tensor>& xs, long dim) {
       throw ShapeError("concat: expected shapes equal except in dim " + std::to_string(dim) + ", got " +
                        shape_str(first) + " (tensor 0) and " + shape_str(s) + " (tensor " + std::to_string(j) + ")");
   }
-  return ATTN_DISPATCH(xs[0].dtype(), concat_, xs, d);
+  std::vector<std::size_t> sizes;  // each input's size along dim
+  for (const Tensor& x : xs) sizes.push_back(x.shape()[d]);
+  Shape shape = first;
+  shape[d] = std::accumulate(sizes.begin(), sizes.end(), std::size_t{0});
+  return ATTN_DISPATCH(xs[0].dtype(), join_, xs, d, shape, sizes, "concat");
 }
 
 Tensor stack(const std::vector<Tensor>& xs, long dim) {
@@ -81,11 +86,11 @@ Tensor stack(const std::vector<Tensor>& xs, long dim) {
     if (xs[j].shape() != xs[0].shape())
       throw ShapeError("stack: expected tensors of equal shapes, got " + shape_str(xs[0].shape()) + " (tensor 0) and " +
                        shape_str(xs[j].shape()) + " (tensor " + std::to_string(j) + ")");
-  normalize_new_dim(dim, xs[0].dim(), "stack");
+  const std::size_t d = normalize_new_dim(dim, xs[0].dim(), "stack");
   // stack = give every tensor a new size-1 dim, then concatenate along it
-  std::vector<Tensor> parts;
-  for (const Tensor& x : xs) parts.push_back(unsqueeze(x, dim));
-  return concat(parts, dim);
+  Shape shape = xs[0].shape();
+  shape.insert(shape.begin() + static_cast<long>(d), xs.size());
+  return ATTN_DISPATCH(xs[0].dtype(), join_, xs, d, shape, std::vector<std::size_t>(xs.size(), 1), "stack");
 }
 
 Tensor narrow(const Tensor& x, long dim, std::size_t start, std::size_t length) {
