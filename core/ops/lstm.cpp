@@ -29,7 +29,7 @@ Tensor lstm_cell_c_(const Tensor& gates, const Tensor& c) {
   const T* G = gates.data<T>().data();  // [B, 4H]
   const T* C = c.data<T>().data();      // [B, H]
   xt::xarray<T> c_new = xt::xarray<T>::from_shape({B, H});
-  std::vector<T> act(B * 3 * H);  // sigmoid(i), sigmoid(f), tanh(g) per row: [B, 3H], kept for backward
+  xt::xarray<T> act = xt::xarray<T>::from_shape({B, 3 * H});  // sigmoid(i), sigmoid(f), tanh(g): kept for backward
   parallel_for(B, rows_per_share(H), [&](std::size_t b0, std::size_t b1) {
     for (std::size_t b = b0; b < b1; ++b) {
       T* a = act.data() + b * 3 * H;
@@ -60,7 +60,7 @@ Tensor lstm_cell_c_(const Tensor& gates, const Tensor& c) {
     if (out.input_requires_grad(1)) {
       T* dc = out.input_grad_buffer(1).data();  // [B, H]
       for (std::size_t b = 0; b < B; ++b)
-        for (std::size_t j = 0; j < H; ++j) dc[b * H + j] += dC[b * H + j] * act[b * 3 * H + H + j];  // d c'/d c = sigmoid(f)
+        for (std::size_t j = 0; j < H; ++j) dc[b * H + j] += dC[b * H + j] * act.data()[b * 3 * H + H + j];  // d c'/d c = sigmoid(f)
     }
   });
 }
@@ -70,7 +70,7 @@ Tensor lstm_cell_h_(const Tensor& gates, const Tensor& c_new) {
   const std::size_t B = c_new.shape()[0], H = c_new.shape()[1];
   const T* G = gates.data<T>().data();  // [B, 4H]
   xt::xarray<T> h = xt::xarray<T>::from_shape({B, H});
-  std::vector<T> act(B * 2 * H);  // sigmoid(o), tanh(c') per row: [B, 2H], kept for backward
+  xt::xarray<T> act = xt::xarray<T>::from_shape({B, 2 * H});  // sigmoid(o), tanh(c'): kept for backward
   parallel_for(B, rows_per_share(H), [&](std::size_t b0, std::size_t b1) {
     for (std::size_t b = b0; b < b1; ++b) {
       T* a = act.data() + b * 2 * H;
