@@ -15,6 +15,8 @@
 #include "../record.hpp"
 #include "layout.hpp"
 
+#include <algorithm>
+
 namespace attn {
 
 namespace {
@@ -124,10 +126,12 @@ std::vector<T> betas(const GradTarget<T>& target, const std::vector<std::size_t>
 
 // Runs product(i) for every product of the plan. When they write disjoint
 // matrices (every matrix of an operand is used, so as many products as
-// matrices means each matrix once), the threads take a share each (core/parallel.hpp), if the shares
-// are worth it: at least kShareWork multiply-adds each (blas::gemm splits one
-// big product on its own). Products that add into the same matrix run in order.
-constexpr std::size_t kShareWork = 128 * 1024;
+// matrices means each matrix once), the threads take an even share each
+// (core/parallel.hpp), if the shares are worth it: at least kShareWork
+// multiply-adds each (blas::gemm splits one big product on its own). Bahdanau's
+// context product, 32 x [1, 20] x [20, 256] (164K), forward + backward in f64:
+// 69 us on one thread, 41 us on two. Products that add into the same matrix run in order.
+constexpr std::size_t kShareWork = 64 * 1024;
 
 template <class Product>
 void for_each_product(const MatmulPlan& p, bool disjoint, const Product& product) {
@@ -136,7 +140,10 @@ void for_each_product(const MatmulPlan& p, bool disjoint, const Product& product
     for (std::size_t i = 0; i < count; ++i) product(i);
     return;
   }
-  const std::size_t grain = std::max<std::size_t>(1, kShareWork / std::max<std::size_t>(1, p.m * p.n * p.k));
+  // one share per thread, or fewer if they would have less than kShareWork each; the products dealt out evenly
+  const std::size_t worth = count * p.m * p.n * p.k / kShareWork;
+  const std::size_t shares = std::clamp<std::size_t>(worth, 1, static_cast<std::size_t>(get_num_threads()));
+  const std::size_t grain = (count + shares - 1) / shares;
   parallel_for(count, grain, [&](std::size_t begin, std::size_t end) {
     for (std::size_t i = begin; i < end; ++i) product(i);
   });
