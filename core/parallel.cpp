@@ -12,6 +12,7 @@
 // not starve other programs.
 #include "parallel.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -158,6 +159,12 @@ void set_num_threads(int threads) {
 }
 
 int get_num_threads() { return num_threads(); }
+
+std::size_t even_grain(std::size_t n, std::size_t work, std::size_t min_work) {
+  const double worth = static_cast<double>(n) * static_cast<double>(work) / static_cast<double>(std::max<std::size_t>(min_work, 1));
+  const std::size_t shares = static_cast<std::size_t>(std::clamp(worth, 1.0, static_cast<double>(num_threads())));
+  return std::max<std::size_t>(1, (n + shares - 1) / shares);
+}
 
 void detail::parallel_for(std::size_t n, std::size_t grain,
                           const std::function<void(std::size_t, std::size_t)>& body) {

@@ -33,6 +33,12 @@ int get_num_threads();
 // for its elementwise loops): fewer are not worth handing to another thread.
 constexpr std::size_t kValuesPerShare = 16384;
 
+// The grain for parallel_for that deals n items of `work` each out evenly, one
+// share per thread, or over fewer shares if each would get less than min_work
+// (then n itself: one share). Cuts at multiples of a fixed grain would split
+// 32 items 25/7 when the grain is 25; this one splits them 16/16.
+std::size_t even_grain(std::size_t n, std::size_t work, std::size_t min_work);
+
 namespace detail {
 void parallel_for(std::size_t n, std::size_t grain, const std::function<void(std::size_t, std::size_t)>& body);
 }

@@ -26,11 +26,6 @@ namespace attn {
 
 namespace {
 
-// Batches per share of the threads: enough that a share has some kValuesPerShare values of t.
-std::size_t batch_grain(std::size_t values_per_batch) {
-  return std::max<std::size_t>(1, kValuesPerShare / std::max<std::size_t>(1, values_per_batch));
-}
-
 template <class T>
 Tensor additive_score_(const Tensor& q, const Tensor& k, const Tensor& v) {
   const std::size_t B = q.size(0), Tq = q.size(1), Tk = k.size(1), A = q.size(2);
@@ -38,7 +33,7 @@ Tensor additive_score_(const Tensor& q, const Tensor& k, const Tensor& v) {
   const T* K = k.data<T>().data();  // [B, Tk, A]
   xt::xarray<T> t = xt::xarray<T>::from_shape({B, Tq, Tk, A});
   // t = tanh(q_i + k_j) for every pair, batch by batch, a share of the batches per thread
-  parallel_for(B, batch_grain(Tq * Tk * A), [&](std::size_t b0, std::size_t b1) {
+  parallel_for(B, even_grain(B, Tq * Tk * A, kValuesPerShare), [&](std::size_t b0, std::size_t b1) {
     for (std::size_t b = b0; b < b1; ++b) {
       T* tb = t.data() + b * Tq * Tk * A;  // [Tq, Tk, A]
       for (std::size_t i = 0; i < Tq; ++i)
@@ -76,7 +71,7 @@ Tensor additive_score_(const Tensor& q, const Tensor& k, const Tensor& v) {
     T* dq = grad_of(0);  // [B, Tq, A]
     T* dk = grad_of(1);  // [B, Tk, A]
     // batch b writes only rows b of dq and dk: a share of the batches per thread
-    parallel_for(B, batch_grain(Tq * Tk * A), [&](std::size_t b0, std::size_t b1) {
+    parallel_for(B, even_grain(B, Tq * Tk * A, kValuesPerShare), [&](std::size_t b0, std::size_t b1) {
       for (std::size_t b = b0; b < b1; ++b)
         for (std::size_t i = 0; i < Tq; ++i)
           for (std::size_t j = 0; j < Tk; ++j) {

@@ -12,16 +12,15 @@
 #include "../record.hpp"
 #include "../vecmath.hpp"
 
-#include <algorithm>
-
 namespace attn {
 
 namespace {
 
-// Rows of the batch per share of the threads (core/parallel.hpp): at least 4096
-// gate values a share. Each row is independent, and a product already split over
-// the threads wrote the gates (Bahdanau step f64 about 1 ms faster at 2 threads).
-std::size_t rows_per_share(std::size_t H) { return std::max<std::size_t>(1, 4096 / std::max<std::size_t>(1, 4 * H)); }
+// Rows of the batch per share of the threads (core/parallel.hpp): dealt out
+// evenly, at least 4096 gate values a share. Each row is independent, and a
+// product already split over the threads wrote the gates (Bahdanau step f64
+// about 1 ms faster at 2 threads).
+std::size_t rows_per_share(std::size_t B, std::size_t H) { return even_grain(B, 4 * H, 4096); }
 
 template <class T>
 Tensor lstm_cell_c_(const Tensor& gates, const Tensor& c) {
@@ -30,7 +29,7 @@ Tensor lstm_cell_c_(const Tensor& gates, const Tensor& c) {
   const T* C = c.data<T>().data();      // [B, H]
   xt::xarray<T> c_new = xt::xarray<T>::from_shape({B, H});
   xt::xarray<T> act = xt::xarray<T>::from_shape({B, 3 * H});  // sigmoid(i), sigmoid(f), tanh(g): kept for backward
-  parallel_for(B, rows_per_share(H), [&](std::size_t b0, std::size_t b1) {
+  parallel_for(B, rows_per_share(B, H), [&](std::size_t b0, std::size_t b1) {
     for (std::size_t b = b0; b < b1; ++b) {
       T* a = act.data() + b * 3 * H;
       vecmath::sigmoid(G + b * 4 * H, a, 2 * H);          // i and f
@@ -44,7 +43,7 @@ Tensor lstm_cell_c_(const Tensor& gates, const Tensor& c) {
     if (out.input_requires_grad(0)) {
       // added straight into the gates' gradient, which lstm_cell_h adds to as well; o does not enter c'
       T* dgates = out.input_grad_buffer(0).data();  // [B, 4H]
-      parallel_for(B, rows_per_share(H), [&](std::size_t b0, std::size_t b1) {
+      parallel_for(B, rows_per_share(B, H), [&](std::size_t b0, std::size_t b1) {
         for (std::size_t b = b0; b < b1; ++b) {
           const T* a = act.data() + b * 3 * H;
           T* dg = dgates + b * 4 * H;
@@ -71,7 +70,7 @@ Tensor lstm_cell_h_(const Tensor& gates, const Tensor& c_new) {
   const T* G = gates.data<T>().data();  // [B, 4H]
   xt::xarray<T> h = xt::xarray<T>::from_shape({B, H});
   xt::xarray<T> act = xt::xarray<T>::from_shape({B, 2 * H});  // sigmoid(o), tanh(c'): kept for backward
-  parallel_for(B, rows_per_share(H), [&](std::size_t b0, std::size_t b1) {
+  parallel_for(B, rows_per_share(B, H), [&](std::size_t b0, std::size_t b1) {
     for (std::size_t b = b0; b < b1; ++b) {
       T* a = act.data() + b * 2 * H;
       vecmath::sigmoid(G + b * 4 * H + 3 * H, a, H);            // o
@@ -84,7 +83,7 @@ Tensor lstm_cell_h_(const Tensor& gates, const Tensor& c_new) {
     // added straight into the inputs' gradients; only o enters h', so only its quarter of the gates' changes
     T* dgates = out.input_requires_grad(0) ? out.input_grad_buffer(0).data() : nullptr;  // [B, 4H]
     T* dc = out.input_requires_grad(1) ? out.input_grad_buffer(1).data() : nullptr;       // [B, H]
-    parallel_for(B, rows_per_share(H), [&](std::size_t b0, std::size_t b1) {
+    parallel_for(B, rows_per_share(B, H), [&](std::size_t b0, std::size_t b1) {
       for (std::size_t b = b0; b < b1; ++b) {
         const T* a = act.data() + b * 2 * H;
         for (std::size_t j = 0; j < H; ++j) {

@@ -15,8 +15,6 @@
 #include "../record.hpp"
 #include "layout.hpp"
 
-#include <algorithm>
-
 namespace attn {
 
 namespace {
@@ -140,11 +138,7 @@ void for_each_product(const MatmulPlan& p, bool disjoint, const Product& product
     for (std::size_t i = 0; i < count; ++i) product(i);
     return;
   }
-  // one share per thread, or fewer if they would have less than kShareWork each; the products dealt out evenly
-  const std::size_t worth = count * p.m * p.n * p.k / kShareWork;
-  const std::size_t shares = std::clamp<std::size_t>(worth, 1, static_cast<std::size_t>(get_num_threads()));
-  const std::size_t grain = (count + shares - 1) / shares;
-  parallel_for(count, grain, [&](std::size_t begin, std::size_t end) {
+  parallel_for(count, even_grain(count, p.m * p.n * p.k, kShareWork), [&](std::size_t begin, std::size_t end) {
     for (std::size_t i = begin; i < end; ++i) product(i);
   });
 }

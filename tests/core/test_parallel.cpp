@@ -131,6 +131,22 @@ TEST_CASE("an exception in parallel_for's body reaches the caller, and the pool 
   CHECK(ranges.back().second == 100);
 }
 
+TEST_CASE("even_grain deals items out evenly, in shares worth their minimum work") {
+  {
+    ThreadsFor two(2);
+    CHECK(attn::even_grain(32, 5120, 64 * 1024) == 16);  // Bahdanau's context products: 16 and 16, not 25 and 7
+    CHECK(attn::even_grain(32, 1000, 64 * 1024) == 32);  // too little work for two shares: one
+    CHECK(attn::even_grain(33, 1 << 20, 1) == 17);        // 17 and 16
+    CHECK(attn::even_grain(0, 10, 10) == 1);              // never 0
+    const auto ranges = ranges_of(32, attn::even_grain(32, 5120, 64 * 1024));
+    REQUIRE(ranges.size() == 2);
+    CHECK(ranges[0].second - ranges[0].first == 16);
+  }
+  ThreadsFor three(3);
+  CHECK(attn::even_grain(32, 5120, 64 * 1024) == 16);  // worth two shares, not three
+  CHECK(attn::even_grain(32, 1 << 20, 1) == 11);       // 11, 11 and 10
+}
+
 TEST_CASE("get_num_threads inside parallel_for's body answers (it takes no lock)") {
   ThreadsFor two(2);
   std::atomic<int> answers{0};
