@@ -88,7 +88,7 @@ void raw_add(benchmark::State& state) {
   const auto g = values<T>({kRows, kCols}, 2);
   for (auto _ : state) {
     xt::xarray<T> y = a + b;
-    xt::xarray<T> ga = g, gb = g;  // d(a + b)/da = d(a + b)/db = 1
+    xt::xarray<T> ga = attn::copy_of(g), gb = attn::copy_of(g);  // d(a + b)/da = d(a + b)/db = 1 (copied as attn does)
     benchmark::DoNotOptimize(y.data());
     benchmark::DoNotOptimize(ga.data());
     benchmark::DoNotOptimize(gb.data());

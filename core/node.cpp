@@ -39,7 +39,7 @@ long NodeBase::live_count() { return g_live_nodes.load(); }
 template <class T>
 xt::xarray<T> sum_to_shape(const xt::xarray<T>& g, const Shape& shape) {
   const Shape g_shape(g.shape().begin(), g.shape().end());
-  if (g_shape == shape) return g;
+  if (g_shape == shape) return copy_of(g);
   const std::size_t lead = g_shape.size() - shape.size();
   const Shape strides = strides_of(shape);
   Shape step(g_shape.size(), 0);

@@ -9,12 +9,14 @@
 
 #include "config.hpp"
 #include "errors.hpp"
+#include "vecmath.hpp"
 
 #include <xtensor/xmath.hpp>
 
 #include <algorithm>
 #include <functional>
 #include <memory>
+#include <type_traits>
 #include <utility>
 
 namespace attn {
@@ -57,6 +59,16 @@ xt::xarray<T> filled(const S& shape, T value) {
   return a;
 }
 
+// A copy of `a`. Copying an xt::xarray calls memcpy, which glibc makes 20 times
+// slower on some CPUs for arrays that malloc placed one after the other;
+// vecmath::copy is not (core/vecmath.hpp says why).
+template <class T>
+xt::xarray<T> copy_of(const xt::xarray<T>& a) {
+  xt::xarray<T> c = xt::xarray<T>::from_shape(a.shape());
+  vecmath::copy(a.data(), c.data(), a.size());
+  return c;
+}
+
 // The gradient g of an output broadcast from `shape`, summed back down to `shape`:
 // backward of broadcasting sums over every axis that broadcasting stretched.
 // (core/node.cpp, for float and double: the adjoint of broadcast_to, walking
@@ -93,6 +105,7 @@ class Node final : public NodeBase {
     for (std::size_t d = 0; same_shape && d < gshape.size(); ++d) same_shape = gshape[d] == value.shape()[d];
     if (same_shape) {
       if (has_grad) grad += g;
+      else if constexpr (std::is_same_v<std::decay_t<E>, Array> && std::is_lvalue_reference_v<E>) grad = copy_of(g);
       else grad = std::forward<E>(g);
     } else {
       const Array& full = g;  // an array as it is; a lazy expression evaluated into a temporary
@@ -124,7 +137,7 @@ class Node final : public NodeBase {
   // This node's gradient, for a backward function's last use of it: moved out
   // (no copy), since the engine drops it right after backward, unless the user
   // asked to keep it (retain_grad). Lets an op compute its input's gradient in place.
-  Array take_grad() { return retains_grad ? grad : std::move(grad); }
+  Array take_grad() { return retains_grad ? copy_of(grad) : std::move(grad); }
 
   void run_backward() override {
     if (backward_fn && has_grad) backward_fn(*this);

@@ -11,12 +11,13 @@ namespace attn::vecmath {
 
 namespace {
 
-// One instruction set's three functions for values of type T.
+// One instruction set's functions for values of type T.
 template <class T>
 struct Kernels {
   void (*exp)(const T*, T*, std::size_t);
   void (*tanh)(const T*, T*, std::size_t);
   void (*sigmoid)(const T*, T*, std::size_t);
+  void (*copy)(const T*, T*, std::size_t);
 };
 
 template <class T>
@@ -24,10 +25,10 @@ Kernels<T> kernels(Isa isa) {
   if (!supported(isa)) throw ValueError(std::string("vecmath: this CPU cannot run ") + name(isa));
   switch (isa) {
 #if defined(__x86_64__)
-    case Isa::avx512: return {avx512::exp, avx512::tanh, avx512::sigmoid};
-    case Isa::avx2: return {avx2::exp, avx2::tanh, avx2::sigmoid};
+    case Isa::avx512: return {avx512::exp, avx512::tanh, avx512::sigmoid, avx512::copy};
+    case Isa::avx2: return {avx2::exp, avx2::tanh, avx2::sigmoid, avx2::copy};
 #endif
-    default: return {baseline::exp, baseline::tanh, baseline::sigmoid};
+    default: return {baseline::exp, baseline::tanh, baseline::sigmoid, baseline::copy};
   }
 }
 
@@ -90,5 +91,8 @@ void tanh(const float* x, float* y, std::size_t n, Isa isa) { run(kernels<float>
 void tanh(const double* x, double* y, std::size_t n, Isa isa) { run(kernels<double>(isa).tanh, x, y, n); }
 void sigmoid(const float* x, float* y, std::size_t n, Isa isa) { run(kernels<float>(isa).sigmoid, x, y, n); }
 void sigmoid(const double* x, double* y, std::size_t n, Isa isa) { run(kernels<double>(isa).sigmoid, x, y, n); }
+// Not shared out: the next op would read the other core's half from that core's cache.
+void copy(const float* x, float* y, std::size_t n, Isa isa) { kernels<float>(isa).copy(x, y, n); }
+void copy(const double* x, double* y, std::size_t n, Isa isa) { kernels<double>(isa).copy(x, y, n); }
 
 }  // namespace attn::vecmath

@@ -34,12 +34,12 @@ Tensor gather_(const Tensor& x, std::size_t dim, const std::vector<std::size_t>&
 // `mask` is already broadcast to x's shape (broadcast_to, layout.hpp).
 template <class T>
 Tensor masked_fill_(const Tensor& x, const Mask& mask, double value) {
-  xt::xarray<T> y = x.data<T>();
+  xt::xarray<T> y = copy_of(x.data<T>());
   for (std::size_t i = 0; i < y.size(); ++i)
     if (mask.flat(i)) y.flat(i) = static_cast<T>(value);
   return record<T>("masked_fill", std::move(y), {x}, [mask](Node<T>& out) {
     // filled positions are constants (gradient 0); the others pass x through (gradient 1)
-    xt::xarray<T> g = out.grad;
+    xt::xarray<T> g = out.take_grad();  // zeroed in place
     for (std::size_t i = 0; i < g.size(); ++i)
       if (mask.flat(i)) g.flat(i) = T(0);
     out.add_to_input_grad(0, std::move(g));

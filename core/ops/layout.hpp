@@ -7,16 +7,18 @@
 //   inner = s(d+1) * ...        (how many consecutive values one position of d holds)
 // Element (o, i, k) sits at flat offset (o * n + i) * inner + k. So "positions
 // [start, start + len) of dim d" are `outer` runs of len * inner consecutive
-// values: one std::copy per run moves them, with no index arithmetic per element.
+// values: one copy per run moves them, with no index arithmetic per element.
 // Slicing, concatenation, index_select and embedding are all built on that.
 #pragma once
 
 #include "../errors.hpp"
+#include "../vecmath.hpp"
 
 #include <xtensor/xarray.hpp>
 
 #include <algorithm>
 #include <string>
+#include <type_traits>
 
 namespace attn {
 
@@ -32,6 +34,15 @@ inline Blocks blocks_around(const Shape& shape, std::size_t dim) {
   return b;
 }
 
+// to[i] = from[i] for i < n: vecmath::copy for float and double (glibc's memcpy,
+// which std::copy calls, is 20 times slower on some CPUs: core/vecmath.hpp),
+// std::copy for masks and indices.
+template <class T>
+void copy_values(const T* from, std::size_t n, T* to) {
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) vecmath::copy(from, to, n);
+  else std::copy(from, from + n, to);
+}
+
 // Copies positions [src_start, src_start + len) of dim d of `src` (which has
 // src_n positions there) to positions [dst_start, dst_start + len) of `dst`
 // (dst_n positions there). Both arrays share `outer` and `inner`.
@@ -40,7 +51,7 @@ void copy_slab(const T* src, std::size_t src_n, std::size_t src_start, T* dst, s
                std::size_t dst_start, std::size_t len, std::size_t outer, std::size_t inner) {
   for (std::size_t o = 0; o < outer; ++o) {
     const T* from = src + (o * src_n + src_start) * inner;
-    std::copy(from, from + len * inner, dst + (o * dst_n + dst_start) * inner);
+    copy_values(from, len * inner, dst + (o * dst_n + dst_start) * inner);
   }
 }
 
@@ -132,7 +143,11 @@ inline Shape strides_of(const Shape& shape) {
 template <class X>
 xt::xarray<X> broadcast_to(const xt::xarray<X>& a, const Shape& shape) {
   const Shape a_shape(a.shape().begin(), a.shape().end());
-  if (a_shape == shape) return a;  // nothing to stretch: one plain copy (linear's whole bias)
+  if (a_shape == shape) {  // nothing to stretch: one plain copy (linear's whole bias)
+    xt::xarray<X> out = xt::xarray<X>::from_shape(shape);
+    copy_values(a.data(), a.size(), out.data());
+    return out;
+  }
   const std::size_t lead = shape.size() - a.dimension();
   const Shape a_strides = strides_of(a_shape);
   Shape step(shape.size(), 0);  // a broadcast dim (size 1, or missing) does not move

@@ -38,7 +38,10 @@ xt::xarray<T> permuted(const xt::xarray<T>& x, const Shape& in_shape, const std:
     // The last dim stays last (split_heads, merge_heads, transpose(x, 1, 2)): copy whole runs.
     const std::size_t run = shape.back();
     walk(Shape(shape.begin(), shape.end() - 1), Shape(step.begin(), step.end() - 1),
-         [&](std::size_t offset) { out = std::copy(in + offset, in + offset + run, out); });
+         [&](std::size_t offset) {
+           copy_values(in + offset, run, out);
+           out += run;
+         });
     return y;
   }
   walk(shape, step, [&](std::size_t offset) { *out++ = in[offset]; });
@@ -64,7 +67,7 @@ Tensor permute_(const Tensor& x, const std::vector<std::size_t>& perm, const cha
 // Same values in the same row-major order, read with a new shape.
 template <class T>
 Tensor reshape_(const Tensor& x, const Shape& shape, const char* op) {
-  xt::xarray<T> y = x.data<T>();
+  xt::xarray<T> y = copy_of(x.data<T>());
   y.reshape(shape);
   return record<T>(op, std::move(y), {x}, [](Node<T>& out) {
     // d reshape(x)/dx = identity on the row-major order: the gradient takes x's shape back

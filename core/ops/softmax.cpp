@@ -151,8 +151,8 @@ Tensor log_softmax_(const Tensor& x, std::size_t axis) {
   // log softmax(x)_j = x_j - log sum_i exp(x_i) = (x_j - m) - log sum_i exp(x_i - m)
   xt::xarray<T> y = xt::xarray<T>::from_shape(x.shape());
   subtract_lane_max(x.data<T>().data(), b, y.data());  // y = x - m
-  xt::xarray<T> e = y;
-  exp_inplace(e.data(), e.size());                     // e = exp(x - m)
+  xt::xarray<T> e = xt::xarray<T>::from_shape(y.shape());
+  vecmath::exp(y.data(), e.data(), e.size());          // e = exp(x - m)
   for_each_lane(b, [&](std::size_t start, auto stride) {  // y = y - log sum of e's lane
     using S = decltype(stride);
     Lane<T, S> out{y.data() + start, stride};
@@ -161,8 +161,8 @@ Tensor log_softmax_(const Tensor& x, std::size_t axis) {
   });
   return record<T>("log_softmax", std::move(y), {x}, [b](Node<T>& out) {
     // d y_i/dx_j = delta_ij - softmax(x)_j, so dx = g - exp(y) * sum_i g_i
-    xt::xarray<T> dx = out.value;
-    exp_inplace(dx.data(), dx.size());  // dx = softmax(x) = exp(y), for now
+    xt::xarray<T> dx = xt::xarray<T>::from_shape(out.value.shape());
+    vecmath::exp(out.value.data(), dx.data(), dx.size());  // dx = softmax(x) = exp(y), for now
     for_each_lane(b, [&](std::size_t start, auto stride) {
       using S = decltype(stride);
       Lane<const T, S> g{out.grad.data() + start, stride};

@@ -12,6 +12,8 @@
   void tanh(const double* x, double* y, std::size_t n);    \
   void sigmoid(const float* x, float* y, std::size_t n);   \
   void sigmoid(const double* x, double* y, std::size_t n); \
+  void copy(const float* x, float* y, std::size_t n);      \
+  void copy(const double* x, double* y, std::size_t n);    \
   }
 
 ATTN_VECMATH_DECLARE(baseline)

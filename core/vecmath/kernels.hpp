@@ -38,6 +38,12 @@ void tanh(const T* x, T* y, std::size_t n) {
   map<A>(x, y, n, [](const xsimd::batch<T, A>& x) { return xsimd::tanh(x); });
 }
 
+// y[i] = x[i]: the plain loop that vecmath::copy runs instead of memcpy (vecmath.hpp says why).
+template <class A, class T>
+void copy(const T* x, T* y, std::size_t n) {
+  map<A>(x, y, n, [](const xsimd::batch<T, A>& x) { return x; });
+}
+
 // sigmoid(x) = 1 / (1 + exp(-x)): exp(-x) = inf for very negative x gives 0, as it should.
 template <class A, class T>
 void sigmoid(const T* x, T* y, std::size_t n) {
@@ -56,4 +62,6 @@ void sigmoid(const T* x, T* y, std::size_t n) {
   void tanh(const double* x, double* y, std::size_t n) { kernels::tanh<A>(x, y, n); }       \
   void sigmoid(const float* x, float* y, std::size_t n) { kernels::sigmoid<A>(x, y, n); }   \
   void sigmoid(const double* x, double* y, std::size_t n) { kernels::sigmoid<A>(x, y, n); } \
+  void copy(const float* x, float* y, std::size_t n) { kernels::copy<A>(x, y, n); }         \
+  void copy(const double* x, double* y, std::size_t n) { kernels::copy<A>(x, y, n); }       \
   }
