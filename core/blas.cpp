@@ -6,6 +6,7 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <string>
 
 namespace attn::blas {
 
@@ -55,11 +56,13 @@ constexpr double kSplitAbove = 256 * 1024;
 constexpr std::size_t kBlock = 32;
 // A thin product, with at most this many rows (m) or terms per sum (k), as an
 // RNN step's [32, 128] x [128, 512] and its weight gradient [512, 32] x [32, 128],
-// runs in one gemm call per 32 columns even on one thread: on this machine
-// OpenBLAS 0.3.21 computes such a call 15-25% faster than the whole product in
-// one call (docs/threads.md). With 64 rows, or 64 columns a block, that gain
-// turns into a loss, so a product with more rows and terms keeps one call per thread.
+// runs in one gemm call per 32 columns even on one thread, where OpenBLAS has
+// "small matrix" kernels (below): they skip packing, and on an AVX-512 machine
+// such a call ran 15-25% faster than the whole product in one call
+// (docs/threads.md). With 64 rows, or 64 columns a block, that gain turns into a
+// loss, so a product with more rows and terms keeps one call per thread.
 constexpr std::size_t kThin = 32;
+
 
 // C = alpha op(A) op(B) + beta C, split over threads into blocks of C's
 // columns (or rows, whichever C has more of). A block of C's columns needs the
@@ -80,7 +83,7 @@ void gemm_(bool trans_a, bool trans_b, std::size_t m, std::size_t n, std::size_t
   auto columns = [&](std::size_t j0, std::size_t j1) {
     cblas_gemm(trans_a, trans_b, m, j1 - j0, k, alpha, a, lda, trans_b ? b + j0 * ldb : b + j0, ldb, beta, c + j0, ldc);
   };
-  const bool thin = std::min(m, k) <= kThin;
+  const bool thin = std::min(m, k) <= kThin && has_small_matrix_kernels();
   if (thin) {
     parallel_for(n, kBlock, [&](std::size_t j0, std::size_t j1) {
       for (std::size_t j = j0; j < j1; j += kBlock) columns(j, std::min(j + kBlock, j1));
@@ -97,6 +100,18 @@ void gemm_(bool trans_a, bool trans_b, std::size_t m, std::size_t n, std::size_t
 }
 
 }  // namespace
+
+// OpenBLAS 0.3.21 has small-matrix kernels for its SkylakeX and Cooperlake
+// targets (AVX-512 CPUs) only; its other targets' permit functions say no. There,
+// each 32-column call packs all of op(A) again, and the blocks ran 20-30%
+// slower than one call on a Zen 3 (Zen target; docs/threads.md).
+bool has_small_matrix_kernels() {
+  static const bool yes = [] {
+    const std::string core = openblas_get_corename();
+    return core == "SkylakeX" || core == "Cooperlake";
+  }();
+  return yes;
+}
 
 void gemm(bool trans_a, bool trans_b, std::size_t m, std::size_t n, std::size_t k, float alpha,
           const float* a, std::size_t lda, const float* b, std::size_t ldb, float beta, float* c,

@@ -26,4 +26,9 @@ void gemm(bool trans_a, bool trans_b, std::size_t m, std::size_t n, std::size_t 
           const double* a, std::size_t lda, const double* b, std::size_t ldb, double beta, double* c,
           std::size_t ldc);
 
+// Whether OpenBLAS has "small matrix" kernels for this CPU (0.3.21: on its
+// AVX-512 targets). Where it has, a thin product (at most 32 rows or terms per
+// sum) runs as one call per 32 columns, cut alike at any number of threads.
+bool has_small_matrix_kernels();
+
 }  // namespace attn::blas
