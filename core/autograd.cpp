@@ -6,6 +6,8 @@
 // 2. Seed the output's gradient (ones, or the given grad_output).
 // 3. Walk the order backwards: each node pushes its gradient into its inputs.
 //    A node used twice receives two contributions, which add up.
+//    (The output's own backward may run on grad_output's array itself,
+//    borrowed rather than copied: run_on_borrowed_seed below.)
 // 4. Unless retain_graph, release every op node's inputs and backward function.
 #include "record.hpp"
 
@@ -43,6 +45,51 @@ void seed(NodeBase& root, const Tensor& grad_output) {
   static_cast<Node<T>&>(root).accumulate_grad(grad_output.data<T>());
 }
 
+// Runs one node's backward function, timed when the profiler is on.
+void run_node(NodeBase& node) {
+  if (!profiler::detail::on) return node.run_backward();
+  const auto start = std::chrono::steady_clock::now();
+  node.run_backward();
+  profiler::backward_ran(node.op, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+}
+
+// backward(grad_output) could seed the root with a copy of grad_output, a pass
+// over memory that is a good part of a small op's whole backward
+// (docs/benchmarks.md). Instead the root borrows grad_output's array: only the
+// root's own backward function reads the root's gradient, so the two arrays are
+// swapped (no copy) for that one call and swapped back right after, even if it
+// throws. While borrowed, take_grad() copies the gradient instead of moving it
+// away (node.hpp), so the caller's tensor comes back as it was.
+// Not when the root must keep a gradient of its own (a leaf, retain_grad, one it
+// already has), nor when its backward reads grad_output's values (grad_output is
+// the root or one of its inputs): then seed() copies as before.
+bool can_borrow_seed(const NodeBase& root, const Tensor& grad_output) {
+  const NodeBase* lender = grad_output.node().get();
+  if (root.is_leaf || root.retains_grad || root.has_grad || lender == &root) return false;
+  for (const auto& in : root.inputs)
+    if (in.get() == lender) return false;
+  return true;
+}
+
+template <class T>
+void run_on_borrowed_seed(NodeBase& root_base, const Tensor& grad_output) {
+  auto& root = static_cast<Node<T>&>(root_base);
+  xt::xarray<T>& lent = static_cast<Node<T>&>(*grad_output.node()).value;
+  struct GiveBack {  // at the end of the scope, however it ends
+    Node<T>& root;
+    xt::xarray<T>& lent;
+    ~GiveBack() {
+      std::swap(root.grad, lent);
+      root.grad_is_borrowed = false;
+      root.clear_grad();
+    }
+  };
+  std::swap(root.grad, lent);
+  root.has_grad = root.grad_is_borrowed = true;
+  GiveBack give_back{root, lent};
+  run_node(root);
+}
+
 void run_backward(NodeBase& root, const Tensor* grad_output, bool retain_graph) {
   if (!root.requires_grad)
     throw GraphError("backward: the tensor does not require grad (no input of it has requires_grad=true)");
@@ -63,23 +110,20 @@ void run_backward(NodeBase& root, const Tensor* grad_output, bool retain_graph) 
       throw GraphError(std::string("backward: the graph through '") + node->op +
                        "' was already freed by an earlier backward(); call the first backward(retain_graph=true)");
 
-  if (grad_output) {
-    if (root.dtype() == Dtype::Float32) seed<float>(root, *grad_output);
-    else seed<double>(root, *grad_output);
+  auto next = order.rbegin();  // the root: every other node comes before it in `order`
+  if (grad_output && can_borrow_seed(root, *grad_output)) {
+    ATTN_DISPATCH(root.dtype(), run_on_borrowed_seed, root, *grad_output);
+    ++next;  // the root's backward has run
+  } else if (grad_output) {
+    ATTN_DISPATCH(root.dtype(), seed, root, *grad_output);
   } else {
     root.seed_grad_with_ones();
   }
 
-  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+  for (auto it = next; it != order.rend(); ++it) {
     NodeBase* node = *it;
     if (node->is_leaf) continue;
-    if (profiler::detail::on) {
-      const auto start = std::chrono::steady_clock::now();
-      node->run_backward();
-      profiler::backward_ran(node->op, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-    } else {
-      node->run_backward();
-    }
+    run_node(*node);
     if (!node->retains_grad) node->clear_grad();  // intermediate gradients are not kept
   }
 

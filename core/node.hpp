@@ -40,6 +40,7 @@ class NodeBase {
   bool requires_grad;
   bool is_leaf;                     // made by the user (or needs no grad), not by a recorded op
   bool retains_grad = false;        // keep the gradient of a non-leaf after backward
+  bool grad_is_borrowed = false;    // grad is backward(grad_output)'s array, lent for a moment (autograd.cpp)
   bool graph_freed = false;         // backward already ran and released this part of the graph
   bool has_grad = false;            // grad holds a value
   bool visited = false;             // marked by backward's topological sort, false outside it
@@ -136,8 +137,9 @@ class Node final : public NodeBase {
 
   // This node's gradient, for a backward function's last use of it: moved out
   // (no copy), since the engine drops it right after backward, unless the user
-  // asked to keep it (retain_grad). Lets an op compute its input's gradient in place.
-  Array take_grad() { return retains_grad ? copy_of(grad) : std::move(grad); }
+  // asked to keep it (retain_grad) or it is only borrowed (the caller's
+  // grad_output). Lets an op compute its input's gradient in place.
+  Array take_grad() { return retains_grad || grad_is_borrowed ? copy_of(grad) : std::move(grad); }
 
   void run_backward() override {
     if (backward_fn && has_grad) backward_fn(*this);

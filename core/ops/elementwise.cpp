@@ -7,7 +7,6 @@
 #include "layout.hpp"
 
 #include <xtensor/xmath.hpp>
-#include <xtensor/xnoalias.hpp>
 
 #include <cmath>
 
@@ -168,10 +167,8 @@ Tensor tanh_(const Tensor& x) {
   xt::xarray<T> y = xt::xarray<T>::from_shape(x.shape());
   vecmath::tanh(x.data<T>().data(), y.data(), y.size());  // (vecmath.hpp: the widest SIMD the CPU has)
   return record<T>("tanh", std::move(y), {x}, [](Node<T>& out) {
-    // d tanh(x)/dx = 1 - tanh(x)^2, applied in place to the incoming gradient (its last use)
-    xt::xarray<T> g = out.take_grad();
-    xt::noalias(g) *= T(1) - out.value * out.value;
-    out.add_to_input_grad(0, std::move(g));
+    // d tanh(x)/dx = 1 - tanh(x)^2
+    out.add_to_input_grad(0, out.grad * (T(1) - out.value * out.value));
   });
 }
 
@@ -180,10 +177,8 @@ Tensor sigmoid_(const Tensor& x) {
   xt::xarray<T> y = xt::xarray<T>::from_shape(x.shape());
   vecmath::sigmoid(x.data<T>().data(), y.data(), y.size());  // (vecmath.hpp: the widest SIMD the CPU has)
   return record<T>("sigmoid", std::move(y), {x}, [](Node<T>& out) {
-    // d sigmoid(x)/dx = sigmoid(x) * (1 - sigmoid(x)), applied in place to the incoming gradient
-    xt::xarray<T> g = out.take_grad();
-    xt::noalias(g) *= out.value * (T(1) - out.value);
-    out.add_to_input_grad(0, std::move(g));
+    // d sigmoid(x)/dx = sigmoid(x) * (1 - sigmoid(x))
+    out.add_to_input_grad(0, out.grad * out.value * (T(1) - out.value));
   });
 }
 

@@ -97,15 +97,16 @@ void divide_by_lane_sums(T* y, const Blocks& b) {
 // so their gradient comes out 0 too).
 template <class T>
 void softmax_backward(Node<T>& out, const Blocks& b) {
-  // d y_i/dx_j = y_i (delta_ij - y_j), so dx = y * (g - sum_i g_i y_i), in place in g
-  xt::xarray<T> dx = out.take_grad();
+  // d y_i/dx_j = y_i (delta_ij - y_j), so dx = y * (g - sum_i g_i y_i)
+  xt::xarray<T> dx = xt::xarray<T>::from_shape(out.value.shape());
   for_each_lane(b, [&](std::size_t start, auto stride) {
     using S = decltype(stride);
     Lane<const T, S> y{out.value.data() + start, stride};
-    Lane<T, S> g{dx.data() + start, stride};
+    Lane<const T, S> g{out.grad.data() + start, stride};
+    Lane<T, S> d{dx.data() + start, stride};
     T gy = 0;
     for (std::size_t j = 0; j < b.n; ++j) gy += g[j] * y[j];
-    for (std::size_t j = 0; j < b.n; ++j) g[j] = y[j] * (g[j] - gy);
+    for (std::size_t j = 0; j < b.n; ++j) d[j] = y[j] * (g[j] - gy);
   });
   out.add_to_input_grad(0, std::move(dx));
 }

@@ -1,5 +1,6 @@
 #include "../helpers.hpp"
 
+#include <functional>
 #include <sstream>
 
 using attn::Tensor;
@@ -111,6 +112,64 @@ TEST_CASE("ops that reuse their incoming gradient in place leave a retained grad
   attn::sum(r * 5.0).backward();
   CHECK(r.grad().shape() == attn::Shape{2, 1});  // still its own shape, not reshaped to x's
   CHECK(test::allclose(x.grad(), attn::tensor({5.0, 5.0}), 0.0));
+}
+
+TEST_CASE("backward(grad_output) leaves grad_output as it was, whichever op the output came from") {
+  // The root borrows grad_output's array for its own backward (core/autograd.cpp);
+  // ops that would reuse their gradient in place (take_grad) must copy it then.
+  const Tensor x = test::randn({3, 4}, 1), b = test::randn({3, 4}, 2), w = test::randn({4, 4}, 3);
+  const Tensor whole_bias = test::randn({3, 4}, 4);
+  using Op = std::function<Tensor()>;
+  const std::vector<std::pair<const char*, Op>> ops{
+      {"add", [&] { return x + b; }},
+      {"sub", [&] { return x - b; }},
+      {"mul by a scalar", [&] { return x * 3.0; }},
+      {"tanh", [&] { return attn::tanh(x); }},
+      {"sigmoid", [&] { return attn::sigmoid(x); }},
+      {"relu", [&] { return attn::relu(x); }},
+      {"softmax", [&] { return attn::softmax(x, 1); }},
+      {"log_softmax", [&] { return attn::log_softmax(x, 1); }},
+      {"reshape", [&] { return attn::reshape(x, {4, 3}); }},
+      {"dropout", [&] { attn::Generator gen(7); return attn::dropout(x, 0.5, true, gen); }},
+      {"masked_fill", [&] { return attn::masked_fill(x, attn::Mask({true, false, true, false}), 0.0); }},
+      {"matmul", [&] { return attn::matmul(x, w); }},
+      {"linear, whole bias", [&] { return attn::linear(x, w, whole_bias); }},
+  };
+  for (const auto& [name, op] : ops) {
+    const std::string op_name = name;
+    CAPTURE(op_name);
+    for (const Tensor* t : {&x, &b, &w, &whole_bias}) const_cast<Tensor*>(t)->zero_grad();
+    Tensor y = op();
+    const Tensor g = test::randn(y.shape(), 5, false);
+    const Tensor g_before = g.detach();  // a copy of its values
+    // Reference: the same backward through a tensor whose gradient is a sum (no borrowing there).
+    Tensor y2 = op();
+    attn::sum(y2 * g_before).backward();
+    const Tensor expected_x = x.grad();
+    for (const Tensor* t : {&x, &b, &w, &whole_bias}) const_cast<Tensor*>(t)->zero_grad();
+    y.backward(g);
+    CHECK(test::allclose(g, g_before, 0.0));
+    CHECK(test::allclose(x.grad(), expected_x, 1e-12));
+  }
+}
+
+TEST_CASE("backward(grad_output) when grad_output is also an input of the output, or the output itself") {
+  Tensor x = test::randn({2, 3}, 1);
+  Tensor g = test::randn({2, 3}, 2);
+  Tensor y = x * g;  // y's backward reads g's values: g cannot lend its array
+  y.backward(g);
+  CHECK(test::allclose(x.grad(), attn::mul(g, g).detach(), 0.0));   // dy/dx = g, times grad_output g
+  CHECK(test::allclose(g.grad(), attn::mul(x, g).detach(), 0.0));   // dy/dg = x, times g
+  Tensor z = attn::tanh(x);
+  x.zero_grad();
+  Tensor z_values = z.detach();
+  z.backward(z, true);  // grad_output is the output itself (its values are tanh(x))
+  CHECK(test::allclose(z, z_values, 0.0));
+  CHECK(test::allclose(x.grad(), (z_values * (1.0 - z_values * z_values)).detach(), 1e-15));
+  z.retain_grad();      // the root keeps its gradient: a copy of grad_output, not the array itself
+  Tensor g2 = test::randn({2, 3}, 3, false);
+  z.backward(g2);
+  CHECK(test::allclose(z.grad(), g2, 0.0));
 }
 
 TEST_CASE("profiler: counts each op's calls and times, and nothing while disabled") {
