@@ -1,11 +1,12 @@
 // How fast are attn's ops, and how much of their time is attn's own overhead?
 //
 // For add, tanh, softmax(dim -1) and matmul by a 128x128 matrix on a 32x128
-// input, in float32 and float64, two rows each:
+// input, in float32 and float64, three rows each:
 //   <op>/<dtype>/attn  forward + backward through attn (graph, closures, grads)
 //   <op>/<dtype>/raw   the same arithmetic written directly in xtensor / BLAS, with
 //                      the same kernels attn uses (vecmath's exp and tanh, gemm)
-// attn minus raw is the per-op overhead above the arithmetic.
+//   <op>/<dtype>/pair  the two in turns: the median of attn - raw over the pairs
+//                      is the per-op overhead above the arithmetic (pair_bench).
 // Then matmul alone (forward, no graph) at 512 and 1024, attn against a raw
 // gemm call through core/blas.hpp, in GFLOP/s.
 //
@@ -19,9 +20,12 @@
 #include <xtensor/xmath.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <string>
+#include <vector>
 
 using attn::Tensor;
 
@@ -43,79 +47,69 @@ xt::xarray<T> values(const attn::Shape& shape, std::uint64_t seed) {
   return input<T>(shape, seed, false).template data<T>();
 }
 
-// ---- attn: forward + backward with a fixed grad_output -----------------------
-
-template <class T, class Op>
-void attn_unary(benchmark::State& state, Op op) {
-  Tensor x = input<T>({kRows, kCols}, 1), g = input<T>({kRows, kCols}, 2, false);
-  for (auto _ : state) {
-    Tensor y = op(x);
-    y.backward(g);
-    benchmark::ClobberMemory();  // (reading .grad() would copy it)
-    x.zero_grad();
-  }
-}
+// ---- the four ops: one call through attn, one call of the raw arithmetic ------
+//
+// Each case holds its inputs, made once: attn() runs forward + backward with a
+// fixed grad_output through attn (graph, closures, gradients), raw() the same
+// arithmetic on bare arrays with the kernels attn uses (vecmath, gemm, the
+// copies attn makes with copy_of).
 
 template <class T>
-void attn_add(benchmark::State& state) {
+struct AddCase {
   Tensor a = input<T>({kRows, kCols}, 1), b = input<T>({kRows, kCols}, 3), g = input<T>({kRows, kCols}, 2, false);
-  for (auto _ : state) {
+  xt::xarray<T> av = values<T>({kRows, kCols}, 1), bv = values<T>({kRows, kCols}, 3), gv = values<T>({kRows, kCols}, 2);
+  void attn() {
     Tensor y = a + b;
     y.backward(g);
     benchmark::ClobberMemory();  // (reading .grad() would copy it)
     a.zero_grad();
     b.zero_grad();
   }
-}
-
-template <class T>
-void attn_matmul(benchmark::State& state) {
-  Tensor a = input<T>({kRows, kCols}, 1), w = input<T>({kCols, kCols}, 3), g = input<T>({kRows, kCols}, 2, false);
-  for (auto _ : state) {
-    Tensor y = attn::matmul(a, w);  // [32, 128] x [128, 128] -> [32, 128]
-    y.backward(g);
-    benchmark::ClobberMemory();  // (reading .grad() would copy it)
-    a.zero_grad();
-    w.zero_grad();
-  }
-}
-
-// ---- raw: the same arithmetic, no graph --------------------------------------
-
-template <class T>
-void raw_add(benchmark::State& state) {
-  const auto a = values<T>({kRows, kCols}, 1), b = values<T>({kRows, kCols}, 3);
-  const auto g = values<T>({kRows, kCols}, 2);
-  for (auto _ : state) {
-    xt::xarray<T> y = a + b;
-    xt::xarray<T> ga = attn::copy_of(g), gb = attn::copy_of(g);  // d(a + b)/da = d(a + b)/db = 1 (copied as attn does)
+  void raw() {
+    xt::xarray<T> y = av + bv;
+    xt::xarray<T> ga = attn::copy_of(gv), gb = attn::copy_of(gv);  // d(a + b)/da = d(a + b)/db = 1
     benchmark::DoNotOptimize(y.data());
     benchmark::DoNotOptimize(ga.data());
     benchmark::DoNotOptimize(gb.data());
   }
-}
+};
 
 template <class T>
-void raw_tanh(benchmark::State& state) {
-  const auto x = values<T>({kRows, kCols}, 1), g = values<T>({kRows, kCols}, 2);
-  for (auto _ : state) {
-    xt::xarray<T> y = xt::xarray<T>::from_shape(x.shape());
-    attn::vecmath::tanh(x.data(), y.data(), y.size());
-    xt::xarray<T> gx = g * (T(1) - y * y);
+struct TanhCase {
+  Tensor x = input<T>({kRows, kCols}, 1), g = input<T>({kRows, kCols}, 2, false);
+  xt::xarray<T> xv = values<T>({kRows, kCols}, 1), gv = values<T>({kRows, kCols}, 2);
+  void attn() {
+    Tensor y = attn::tanh(x);
+    y.backward(g);
+    benchmark::ClobberMemory();
+    x.zero_grad();
+  }
+  void raw() {
+    xt::xarray<T> y = xt::xarray<T>::from_shape(xv.shape());
+    attn::vecmath::tanh(xv.data(), y.data(), y.size());
+    xt::xarray<T> gx = gv * (T(1) - y * y);
     benchmark::DoNotOptimize(gx.data());
   }
-}
+};
 
-// The loops of core/ops/softmax.cpp for the last dim (rows are contiguous), no graph.
+// raw(): the loops of core/ops/softmax.cpp for the last dim (rows are contiguous), no graph.
 template <class T>
-void raw_softmax(benchmark::State& state) {
-  const auto x = values<T>({kRows, kCols}, 1), g = values<T>({kRows, kCols}, 2);
-  const std::size_t n = kCols;
-  for (auto _ : state) {
-    xt::xarray<T> y = xt::xarray<T>::from_shape(x.shape()), dx = xt::xarray<T>::from_shape(x.shape());
+struct SoftmaxCase {
+  Tensor x = input<T>({kRows, kCols}, 1), g = input<T>({kRows, kCols}, 2, false);
+  xt::xarray<T> xv = values<T>({kRows, kCols}, 1), gv = values<T>({kRows, kCols}, 2);
+  void attn() {
+    Tensor y = attn::softmax(x, -1);
+    y.backward(g);
+    benchmark::ClobberMemory();
+    x.zero_grad();
+  }
+  void raw() {
+    const std::size_t n = kCols;
+    xt::xarray<T> y = xt::xarray<T>::from_shape(xv.shape()), dx = xt::xarray<T>::from_shape(xv.shape());
     for (std::size_t r = 0; r < kRows; ++r) {  // y = x - max of its row
-      const T* in = x.data() + r * n;
-      const T m = *std::max_element(in, in + n);
+      const T* in = xv.data() + r * n;
+      T m = -std::numeric_limits<T>::infinity();
+      for (std::size_t j = 0; j < n; ++j) m = std::max(m, in[j]);
       for (std::size_t j = 0; j < n; ++j) y.data()[r * n + j] = in[j] - m;
     }
     attn::vecmath::exp(y.data(), y.data(), y.size());  // y = exp(y), the whole array at once
@@ -126,29 +120,82 @@ void raw_softmax(benchmark::State& state) {
       for (std::size_t j = 0; j < n; ++j) out[j] /= sum;
     }
     for (std::size_t r = 0; r < kRows; ++r) {  // dx = y * (g - sum(g * y))
-      const T *yr = y.data() + r * n, *gr = g.data() + r * n;
+      const T *yr = y.data() + r * n, *gr = gv.data() + r * n;
       T gy = 0;
       for (std::size_t j = 0; j < n; ++j) gy += gr[j] * yr[j];
       for (std::size_t j = 0; j < n; ++j) dx.data()[r * n + j] = yr[j] * (gr[j] - gy);
     }
     benchmark::DoNotOptimize(dx.data());
   }
-}
+};
 
 template <class T>
-void raw_matmul(benchmark::State& state) {
-  const auto a = values<T>({kRows, kCols}, 1), w = values<T>({kCols, kCols}, 3);
-  const auto g = values<T>({kRows, kCols}, 2);
-  const std::size_t m = kRows, k = kCols, n = kCols;
-  for (auto _ : state) {
+struct MatmulCase {
+  Tensor a = input<T>({kRows, kCols}, 1), w = input<T>({kCols, kCols}, 3), g = input<T>({kRows, kCols}, 2, false);
+  xt::xarray<T> av = values<T>({kRows, kCols}, 1), wv = values<T>({kCols, kCols}, 3), gv = values<T>({kRows, kCols}, 2);
+  void attn() {
+    Tensor y = attn::matmul(a, w);  // [32, 128] x [128, 128] -> [32, 128]
+    y.backward(g);
+    benchmark::ClobberMemory();
+    a.zero_grad();
+    w.zero_grad();
+  }
+  void raw() {
+    const std::size_t m = kRows, k = kCols, n = kCols;
     xt::xarray<T> y = xt::xarray<T>::from_shape({m, n}), da = xt::xarray<T>::from_shape({m, k}),
                   dw = xt::xarray<T>::from_shape({k, n});
     // [m, k] x [k, n] -> [m, n];  dA = G W^T: [m, n] x [k, n]^T -> [m, k];  dW = A^T G: [m, k]^T x [m, n] -> [k, n]
-    attn::blas::gemm(false, false, m, n, k, T(1), a.data(), k, w.data(), n, T(0), y.data(), n);
-    attn::blas::gemm(false, true, m, k, n, T(1), g.data(), n, w.data(), n, T(0), da.data(), k);
-    attn::blas::gemm(true, false, k, n, m, T(1), a.data(), k, g.data(), n, T(0), dw.data(), n);
+    attn::blas::gemm(false, false, m, n, k, T(1), av.data(), k, wv.data(), n, T(0), y.data(), n);
+    attn::blas::gemm(false, true, m, k, n, T(1), gv.data(), n, wv.data(), n, T(0), da.data(), k);
+    attn::blas::gemm(true, false, k, n, m, T(1), av.data(), k, gv.data(), n, T(0), dw.data(), n);
     benchmark::DoNotOptimize(dw.data());
   }
+};
+
+template <class Case>
+void attn_bench(benchmark::State& state) {
+  Case c;
+  for (auto _ : state) c.attn();
+}
+
+template <class Case>
+void raw_bench(benchmark::State& state) {
+  Case c;
+  for (auto _ : state) c.raw();
+}
+
+double median(std::vector<double> v) {
+  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+  return v[v.size() / 2];
+}
+
+// attn and raw one after the other, in turns (raw first in every other pair),
+// each call timed alone. Counters: the median attn and raw times and the median
+// of the differences attn - raw over the pairs, the overhead. (Timed in separate
+// runs, the machine's drift would enter the difference: on this VM one op's
+// time moves 6-7% within a second, several microseconds for matmul128.)
+template <class Case>
+void pair_bench(benchmark::State& state) {
+  using clock = std::chrono::steady_clock;
+  auto us = [](clock::time_point a, clock::time_point b) { return std::chrono::duration<double, std::micro>(b - a).count(); };
+  Case c;
+  std::vector<double> attn_us, raw_us, diff_us;
+  bool raw_first = false;
+  for (auto _ : state) {
+    const auto t0 = clock::now();
+    raw_first ? c.raw() : c.attn();
+    const auto t1 = clock::now();
+    raw_first ? c.attn() : c.raw();
+    const auto t2 = clock::now();
+    const double a = raw_first ? us(t1, t2) : us(t0, t1), r = raw_first ? us(t0, t1) : us(t1, t2);
+    attn_us.push_back(a);
+    raw_us.push_back(r);
+    diff_us.push_back(a - r);
+    raw_first = !raw_first;
+  }
+  state.counters["attn_us"] = median(attn_us);
+  state.counters["raw_us"] = median(raw_us);
+  state.counters["overhead_us"] = median(diff_us);
 }
 
 // ---- matmul throughput, forward only -----------------------------------------
@@ -177,21 +224,16 @@ void raw_gemm_big(benchmark::State& state, std::size_t n) {
 
 template <class T>
 void register_all(const std::string& dtype) {
-  auto reg = [&](const std::string& name, void (*fn)(benchmark::State&)) {
-    benchmark::RegisterBenchmark(name.c_str(), fn)->Unit(benchmark::kMicrosecond);
+  auto reg = [&](const std::string& op, void (*attn)(benchmark::State&), void (*raw)(benchmark::State&),
+                 void (*pair)(benchmark::State&)) {
+    benchmark::RegisterBenchmark((op + "/" + dtype + "/attn").c_str(), attn)->Unit(benchmark::kMicrosecond);
+    benchmark::RegisterBenchmark((op + "/" + dtype + "/raw").c_str(), raw)->Unit(benchmark::kMicrosecond);
+    benchmark::RegisterBenchmark((op + "/" + dtype + "/pair").c_str(), pair)->Unit(benchmark::kMicrosecond);
   };
-  reg("add/" + dtype + "/attn", attn_add<T>);
-  reg("add/" + dtype + "/raw", raw_add<T>);
-  benchmark::RegisterBenchmark(("tanh/" + dtype + "/attn").c_str(),
-                               [](benchmark::State& s) { attn_unary<T>(s, [](const Tensor& x) { return attn::tanh(x); }); })
-      ->Unit(benchmark::kMicrosecond);
-  reg("tanh/" + dtype + "/raw", raw_tanh<T>);
-  benchmark::RegisterBenchmark(("softmax/" + dtype + "/attn").c_str(),
-                               [](benchmark::State& s) { attn_unary<T>(s, [](const Tensor& x) { return attn::softmax(x, -1); }); })
-      ->Unit(benchmark::kMicrosecond);
-  reg("softmax/" + dtype + "/raw", raw_softmax<T>);
-  reg("matmul128/" + dtype + "/attn", attn_matmul<T>);
-  reg("matmul128/" + dtype + "/raw", raw_matmul<T>);
+  reg("add", attn_bench<AddCase<T>>, raw_bench<AddCase<T>>, pair_bench<AddCase<T>>);
+  reg("tanh", attn_bench<TanhCase<T>>, raw_bench<TanhCase<T>>, pair_bench<TanhCase<T>>);
+  reg("softmax", attn_bench<SoftmaxCase<T>>, raw_bench<SoftmaxCase<T>>, pair_bench<SoftmaxCase<T>>);
+  reg("matmul128", attn_bench<MatmulCase<T>>, raw_bench<MatmulCase<T>>, pair_bench<MatmulCase<T>>);
   for (std::size_t n : {512, 1024}) {
     const std::string size = std::to_string(n);
     benchmark::RegisterBenchmark(("gemm" + size + "/" + dtype + "/attn").c_str(),

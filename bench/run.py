@@ -20,7 +20,9 @@ calls back to back, so that the machine's other load falls on all alike: calls
 for WARM_S that are not counted, then COUNTED calls (see WARM_S); the table
 gives the median of the counted ones. (c) and (d): bench/ops_bench (Google Benchmark, best of
 5) at 2 and at 1 attn threads, and bench/torch_ops.py, run twice in turn; the
-best of both runs is kept. Ratio = attn@2 time / the fastest torch time (for
+best of both runs is kept. (c)'s overhead comes from ops_bench's pair rows at 1
+thread, attn and the raw arithmetic timed in turns: the median of the 10 runs'
+median differences, with their range. Ratio = attn@2 time / the fastest torch time (for
 rates: the fastest torch rate / attn@2's): both sides may use both cores;
 below 1, attn is faster. This driver imports no torch.
 """
@@ -126,8 +128,9 @@ def run_workload(build, name, dtype, rounds):
 
 
 def run_ops(build):
-    """(best attn us by "<Google Benchmark run name>@<threads>", GFLOP/s by the same, torch rows)"""
-    best, gflops, rows = {}, {}, {}
+    """(best attn us by "<Google Benchmark run name>@<threads>", GFLOP/s by the same,
+    overheads: the <op>/<dtype>/pair rows' medians of attn - raw at 1 thread, a list per op, torch rows)"""
+    best, gflops, overheads, rows = {}, {}, {}, {}
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "attn.json")
         for _ in range(2):
@@ -140,6 +143,10 @@ def run_ops(build):
                     if b.get("run_type") != "iteration":
                         continue
                     key = "%s@%d" % (b["run_name"], threads)
+                    if "overhead_us" in b:
+                        if threads == 1:
+                            overheads.setdefault(b["run_name"], []).append(b["overhead_us"])
+                        continue
                     t = b["real_time"] * {"us": 1.0, "ms": 1e3, "ns": 1e-3}[b["time_unit"]]
                     if t < best.get(key, float("inf")):
                         best[key] = t
@@ -153,7 +160,7 @@ def run_ops(build):
                     key = key.replace(*rename) if rename else key
                     better = max if "gflops" in key else min
                     rows[key] = better(v, rows.get(key, v))
-    return best, gflops, rows
+    return best, gflops, overheads, rows
 
 
 def machine():
@@ -185,7 +192,7 @@ def main():
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     models = {(name, dt): run_workload(build, name, dt, rounds) for name, _ in workloads for dt in DTYPES}
     if not only:
-        best, gflops, rows = run_ops(build)
+        best, gflops, overheads, rows = run_ops(build)
 
     print("attn vs PyTorch %s, %s, %s; load average %s" % (torch_version(), started, machine(),
                                                           " ".join("%.1f" % v for v in os.getloadavg())))
@@ -198,7 +205,8 @@ def main():
           "warm-up round; each turn %d counted calls after %.2f s of uncounted ones, back to back; "
           "ops: best of 2 x 5 repetitions" % (rounds * COUNTED, rounds, COUNTED, WARM_S))
     print("ratio = attn@2 / the fastest torch (time; for rates the inverse): below 1, attn is faster; "
-          "(c) overhead = attn@1 - raw@1")
+          "(c) overhead = attn - raw at 1 thread, timed in pairs (ops_bench's pair rows): the median over 10 runs "
+          "of each run's median difference, and their range")
     print()
     print(ROW % ("benchmark", "dtype", "unit", "attn@2", "attn@1", "torch@2", "torch@1", "t@1+ob2", "ratio", "notes"))
     print(ROW % ("-" * 32, "-" * 5, "-" * 7, "-" * 9, "-" * 9, "-" * 9, "-" * 9, "-" * 9, "-" * 6, "-" * 12))
@@ -224,8 +232,11 @@ def main():
             key = op + "/" + dt
             a2, a1, raw = best[key + "/attn@2"], best[key + "/attn@1"], best[key + "/raw@1"]
             t2, t1, tb = rows[key + "@2"], rows[key + "@1"], rows[key + "@1+ob2"]
+            over = overheads[key + "/pair"]
             print(ROW % ("(c) %s fwd+bwd 32x128" % op, dt, "us", "%.2f" % a2, "%.2f" % a1, "%.2f" % t2, "%.2f" % t1,
-                         "%.2f" % tb, "%.2f" % (a2 / min(t1, t2, tb)), "raw@1 %.2f us, overhead %.2f us" % (raw, a1 - raw)))
+                         "%.2f" % tb, "%.2f" % (a2 / min(t1, t2, tb)),
+                         "raw@1 %.2f us, overhead %.2f us (%.2f to %.2f)" % (raw, statistics.median(over), min(over),
+                                                                              max(over))))
     for n in (512, 1024):
         for dt in DTYPES:
             key = "gemm%d/%s" % (n, dt)

@@ -20,6 +20,8 @@ namespace {
 std::vector<NodeBase*> topological_order(NodeBase* root) {
   std::vector<NodeBase*> order;
   std::vector<std::pair<NodeBase*, std::size_t>> stack;  // node, next input to visit
+  order.reserve(64);  // room for a small graph without regrowing
+  stack.reserve(64);
   stack.emplace_back(root, 0);
   root->visited = true;
   while (!stack.empty()) {

@@ -25,10 +25,11 @@ namespace attn {
 void check_inputs(const char* op, std::initializer_list<const Tensor*> inputs);
 
 // Wraps `value` in a new node. If gradients are on and any input requires grad,
-// the node remembers its inputs and its backward function.
-template <class T>
-Tensor record(const char* op, xt::xarray<T> value, std::vector<Tensor> inputs,
-              typename Node<T>::BackwardFn backward) {
+// the node remembers its inputs and its backward function. `inputs` is a brace
+// list, {x} or {a, b}, or a std::vector of them (concat).
+template <class T, class Inputs>
+Tensor record_node(const char* op, xt::xarray<T>&& value, const Inputs& inputs,
+                   typename Node<T>::BackwardFn&& backward) {
   bool needs_grad = false;
   if (is_grad_enabled())
     for (const Tensor& in : inputs) needs_grad = needs_grad || in.requires_grad();
@@ -39,7 +40,19 @@ Tensor record(const char* op, xt::xarray<T> value, std::vector<Tensor> inputs,
     node->backward_fn = std::move(backward);
   }
   if (profiler::detail::on) profiler::forward_recorded(op);
-  return Tensor(node);
+  return Tensor(std::move(node));
+}
+
+template <class T>
+Tensor record(const char* op, xt::xarray<T> value, std::initializer_list<Tensor> inputs,
+              typename Node<T>::BackwardFn backward) {
+  return record_node<T>(op, std::move(value), inputs, std::move(backward));
+}
+
+template <class T>
+Tensor record(const char* op, xt::xarray<T> value, const std::vector<Tensor>& inputs,
+              typename Node<T>::BackwardFn backward) {
+  return record_node<T>(op, std::move(value), inputs, std::move(backward));
 }
 
 }  // namespace attn

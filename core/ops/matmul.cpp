@@ -61,6 +61,7 @@ MatmulPlan plan_matmul(const Shape& sa, const Shape& sb) {
     batch[d] = a_batch[d] == 1 ? b_batch[d] : a_batch[d];
   }
   p.out_shape = batch;
+  p.out_shape.reserve(nb + 2);
   if (sa.size() > 1) p.out_shape.push_back(p.m);
   if (sb.size() > 1) p.out_shape.push_back(p.n);
 
@@ -93,7 +94,9 @@ MatmulPlan plan_matmul(const Shape& sa, const Shape& sb) {
 // Where gemm writes an input's gradient, and with which beta. An input with no
 // gradient yet gets a fresh buffer that gemm overwrites (beta = 0): filling it
 // with zeros first would cost a pass over memory for nothing. Otherwise gemm
-// adds into the gradient it already has (beta = 1).
+// adds into the gradient it already has (beta = 1). When several products add
+// into the same matrix of the input (its batch dims were broadcast), the fresh
+// buffer starts at zeros and every product adds.
 template <class T>
 struct GradTarget {
   T* data;
@@ -101,25 +104,15 @@ struct GradTarget {
 };
 
 template <class T>
-GradTarget<T> grad_target(Node<T>& in) {
+GradTarget<T> grad_target(Node<T>& in, bool each_matrix_once = true) {
   if (in.has_grad) return {in.grad.data(), T(1)};
-  in.grad = xt::xarray<T>::from_shape(in.value.shape());
   in.has_grad = true;
-  return {in.grad.data(), T(0)};
-}
-
-// Backward of a stack of products writes matrix block_of[i] of a gradient with
-// product i: the first product to write a block overwrites it (if the target
-// said so), the rest add to it. The beta of each product, in order.
-template <class T>
-std::vector<T> betas(const GradTarget<T>& target, const std::vector<std::size_t>& block_of, std::size_t blocks) {
-  std::vector<bool> written(blocks);
-  std::vector<T> beta(block_of.size());
-  for (std::size_t i = 0; i < block_of.size(); ++i) {
-    beta[i] = written[block_of[i]] ? T(1) : target.beta;
-    written[block_of[i]] = true;
+  if (!each_matrix_once) {
+    in.grad = filled(in.value.shape(), T(0));
+    return {in.grad.data(), T(1)};
   }
-  return beta;
+  in.grad = xt::xarray<T>::from_shape(in.value.shape());
+  return {in.grad.data(), T(0)};
 }
 
 // Runs product(i) for every product of the plan. When they write disjoint
@@ -144,7 +137,7 @@ void for_each_product(const MatmulPlan& p, bool disjoint, const Product& product
 }
 
 template <class T>
-Tensor matmul_(const Tensor& a, const Tensor& b, const MatmulPlan& p) {
+Tensor matmul_(const Tensor& a, const Tensor& b, MatmulPlan p) {
   const std::size_t m = p.m, k = p.k, n = p.n;
   xt::xarray<T> c = xt::xarray<T>::from_shape(p.out_shape);
   const T* A = a.data<T>().data();
@@ -155,28 +148,27 @@ Tensor matmul_(const Tensor& a, const Tensor& b, const MatmulPlan& p) {
                c.data() + i * m * n, n);
   });
 
-  return record<T>("matmul", std::move(c), {a, b}, [p](Node<T>& out) {
+  return record<T>("matmul", std::move(c), {a, b}, [p = std::move(p)](Node<T>& out) {
     const std::size_t m = p.m, k = p.k, n = p.n;
     const T* G = out.grad.data();
     const T* A = out.input(0).value.data();
     const T* B = out.input(1).value.data();
     if (out.input_requires_grad(0)) {
-      const GradTarget<T> dA = grad_target(out.input(0));
-      const std::size_t blocks = out.input(0).value.size() / (m * k);  // a's matrices
-      const std::vector<T> beta = betas(dA, p.a_of, blocks);
-      for_each_product(p, /*disjoint=*/p.a_of.size() == blocks, [&](std::size_t i) {
+      // every matrix of a used once (as many products as matrices), or some used by several
+      const bool disjoint = p.a_of.size() == out.input(0).value.size() / (m * k);
+      const GradTarget<T> dA = grad_target(out.input(0), disjoint);
+      for_each_product(p, disjoint, [&](std::size_t i) {
         // dA = G B^T: [m, n] x [k, n]^T -> [m, k]
-        blas::gemm(false, true, m, k, n, T(1), G + i * m * n, n, B + p.b_of[i] * k * n, n, beta[i],
+        blas::gemm(false, true, m, k, n, T(1), G + i * m * n, n, B + p.b_of[i] * k * n, n, dA.beta,
                    dA.data + p.a_of[i] * m * k, k);
       });
     }
     if (out.input_requires_grad(1)) {
-      const GradTarget<T> dB = grad_target(out.input(1));
-      const std::size_t blocks = out.input(1).value.size() / (k * n);  // b's matrices
-      const std::vector<T> beta = betas(dB, p.b_of, blocks);
-      for_each_product(p, /*disjoint=*/p.b_of.size() == blocks, [&](std::size_t i) {
+      const bool disjoint = p.b_of.size() == out.input(1).value.size() / (k * n);
+      const GradTarget<T> dB = grad_target(out.input(1), disjoint);
+      for_each_product(p, disjoint, [&](std::size_t i) {
         // dB = A^T G: [m, k]^T x [m, n] -> [k, n]   (folded: [B*T, D]^T x [B*T, O] -> [D, O], one gemm)
-        blas::gemm(true, false, k, n, m, T(1), A + p.a_of[i] * m * k, k, G + i * m * n, n, beta[i],
+        blas::gemm(true, false, k, n, m, T(1), A + p.a_of[i] * m * k, k, G + i * m * n, n, dB.beta,
                    dB.data + p.b_of[i] * k * n, n);
       });
     }
@@ -230,8 +222,7 @@ Tensor linear_(const Tensor& x, const Tensor& weight, const Tensor& bias) {
 
 Tensor matmul(const Tensor& a, const Tensor& b) {
   check_inputs("matmul", {&a, &b});
-  const MatmulPlan plan = plan_matmul(a.shape(), b.shape());
-  return ATTN_DISPATCH(a.dtype(), matmul_, a, b, plan);
+  return ATTN_DISPATCH(a.dtype(), matmul_, a, b, plan_matmul(a.shape(), b.shape()));
 }
 
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
