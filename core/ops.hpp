@@ -72,6 +72,23 @@ Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& 
 Tensor lstm_cell_c(const Tensor& gates, const Tensor& c);      // c' = sigmoid(f) * c + sigmoid(i) * tanh(g)
 Tensor lstm_cell_h(const Tensor& gates, const Tensor& c_new);  // h' = sigmoid(o) * tanh(c')
 
+// ---- an LSTM layer over a whole sequence (core/ops/lstm_sequence.cpp), fused ---
+// What nn::LSTM runs. Direction d starts from h0, c0 [B, H] and, at each time t
+// (t = 0 .. T-1, or T-1 .. 0 when reverse), takes
+//   gates = xw[t] + h W_hh^T  (xw [T, B, 4H]: x W_ih^T + b_ih + b_hh for every step)
+// through lstm_cell_c and lstm_cell_h. Steps at or after lengths[b] are padding for
+// sequence b: its state passes through unchanged and its output there is 0.
+// Returns [T + 2, B, D * H]: rows 0 .. T-1 the outputs h of every step, direction d
+// in columns d*H .. d*H + H-1; row T the final h, row T + 1 the final c.
+// The directions run on separate threads at once.
+struct LSTMDirection {
+  Tensor xw;         // [T, B, 4H]
+  Tensor h0, c0;     // [B, H]
+  Tensor weight_hh;  // [4H, H]
+  bool reverse = false;
+};
+Tensor lstm_sequence(const std::vector<LSTMDirection>& directions, const std::vector<std::int64_t>& lengths = {});
+
 // ---- Bahdanau's additive score (core/ops/additive.cpp), fused -----------------
 // e[b, i, j] = v . tanh(q[b, i] + k[b, j]) for q [B, Tq, A], k [B, Tk, A], v [A]: [B, Tq, Tk].
 // Composed: matmul(tanh(unsqueeze(q, 2) + unsqueeze(k, 1)), v), in one pass instead of five.

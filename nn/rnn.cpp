@@ -44,41 +44,68 @@ Padding find_padding(const std::string& name, const Lengths& lengths, std::size_
   return padding;
 }
 
-LSTMState step(Mode mode, Nonlinearity nonlinearity, const Tensor& xw, const LSTMState& state,
-               const RNNWeights& w) {
-  switch (mode) {
-    case Mode::LSTM: return lstm_step(xw, state, w.weight_hh);
-    case Mode::GRU: return {gru_step(xw, state.h, w.weight_hh, w.bias_hh), Tensor()};
-    default: return {rnn_step(xw, state.h, w.weight_hh, nonlinearity), Tensor()};
-  }
+// One step of the RNN or the GRU (the LSTM runs whole layers: run_lstm_layer).
+Tensor step(Mode mode, Nonlinearity nonlinearity, const Tensor& xw, const Tensor& h, const RNNWeights& w) {
+  if (mode == Mode::GRU) return gru_step(xw, h, w.weight_hh, w.bias_hh);
+  return rnn_step(xw, h, w.weight_hh, nonlinearity);
 }
 
-// One layer in one direction over the whole sequence x [T, B, in]: the output of
-// every step [T, B, H] and the final state.
-LSTMOutput run_direction(Mode mode, Nonlinearity nonlinearity, const Tensor& x, const RNNWeights& w,
-                         LSTMState state, bool reverse, const Padding& padding) {
-  const std::size_t T = x.size(0);
-  // The input's share of every step at once, in one product: [T, B, in] x W_ih^T -> [T, B, G].
-  // Its bias is b_ih + b_hh, except in the GRU (see rnn_cell.hpp).
+// The input's share of every step at once, in one product: [T, B, in] x W_ih^T -> [T, B, G].
+// Its bias is b_ih + b_hh, except in the GRU (see rnn_cell.hpp).
+Tensor input_share(Mode mode, const Tensor& x, const RNNWeights& w) {
   const Tensor bias = mode == Mode::GRU ? w.bias_ih : both_biases(w.bias_ih, w.bias_hh);
-  Tensor xw = linear(x, w.weight_ih, bias);
+  return linear(x, w.weight_ih, bias);
+}
+
+// One RNN or GRU layer in one direction over the whole sequence x [T, B, in]: the
+// output of every step [T, B, H] and the final h.
+LSTMOutput run_direction(Mode mode, Nonlinearity nonlinearity, const Tensor& x, const RNNWeights& w, Tensor h,
+                         bool reverse, const Padding& padding) {
+  const std::size_t T = x.size(0);
+  Tensor xw = input_share(mode, x, w);
   std::vector<Tensor> outputs(T);
   for (std::size_t k = 0; k < T; ++k) {
     const std::size_t t = reverse ? T - 1 - k : k;
-    LSTMState next = step(mode, nonlinearity, select(xw, 0, static_cast<long>(t)), state, w);  // step t's [B, G]
+    Tensor next = step(mode, nonlinearity, select(xw, 0, static_cast<long>(t)), h, w);  // step t's [B, G]
     if (t >= padding.min_length) {
       // Padded rows keep their state and output zeros: the backward direction thus
       // starts from the initial state at each sequence's own last step.
       const Mask& real = padding.real[t];
-      next.h = attn::where(real, next.h, state.h);  // attn::, not xt::where (found through Mask)
-      if (mode == Mode::LSTM) next.c = attn::where(real, next.c, state.c);
-      outputs[t] = masked_fill(next.h, !real, 0.0);
+      next = attn::where(real, next, h);  // attn::, not xt::where (found through Mask)
+      outputs[t] = masked_fill(next, !real, 0.0);
     } else {
-      outputs[t] = next.h;
+      outputs[t] = next;
     }
-    state = next;
+    h = next;
   }
-  return {stack(outputs, 0), state.h, state.c};  // [T, B, H]
+  return {stack(outputs, 0), h, Tensor()};  // [T, B, H]
+}
+
+// One LSTM layer, all its directions at once, as the fused op lstm_sequence
+// (core/ops/lstm_sequence.cpp): the same steps as lstm_step (rnn_cell.hpp) with the
+// same padding rule, run as one op whose backward computes W_hh's gradient in one
+// product over all steps, and whose directions run on two threads at once.
+// Returns the output [T, B, D * H] and each direction's final h and c [B, H].
+struct LSTMLayerOutput {
+  Tensor output;
+  std::vector<Tensor> h, c;
+};
+
+LSTMLayerOutput run_lstm_layer(const Tensor& x, const std::vector<RNNWeights>& w, const std::vector<LSTMState>& init,
+                               const Lengths& lengths) {
+  const long T = static_cast<long>(x.size(0));
+  const std::size_t H = w[0].weight_hh.size(1);
+  std::vector<LSTMDirection> directions;
+  for (std::size_t d = 0; d < w.size(); ++d)
+    directions.push_back({input_share(Mode::LSTM, x, w[d]), init[d].h, init[d].c, w[d].weight_hh, d == 1});
+  Tensor y = lstm_sequence(directions, lengths.values);  // [T + 2, B, D * H]
+  LSTMLayerOutput out{narrow(y, 0, 0, static_cast<std::size_t>(T)), {}, {}};
+  const Tensor final_h = select(y, 0, T), final_c = select(y, 0, T + 1);  // [B, D * H]
+  for (std::size_t d = 0; d < w.size(); ++d) {
+    out.h.push_back(narrow(final_h, 1, d * H, H));
+    out.c.push_back(narrow(final_c, 1, d * H, H));
+  }
+  return out;
 }
 
 }  // namespace
@@ -157,16 +184,24 @@ LSTMOutput RNNBase::run(const Tensor& input, const Tensor& h0, const Tensor& c0,
 
   std::vector<Tensor> h_n, c_n;
   for (std::size_t layer = 0; layer < options.num_layers; ++layer) {
-    std::vector<Tensor> outputs;  // one [T, B, H] per direction
-    for (std::size_t d = 0; d < D; ++d) {
-      const std::size_t k = layer * D + d;
-      LSTMState init{initial(h0, k), mode_ == Mode::LSTM ? initial(c0, k) : Tensor()};
-      LSTMOutput r = run_direction(mode_, options.nonlinearity, x, weights[k], init, d == 1, padding);
-      outputs.push_back(r.output);
-      h_n.push_back(r.h);
-      c_n.push_back(r.c);
+    if (mode_ == Mode::LSTM) {
+      std::vector<LSTMState> init;
+      for (std::size_t d = 0; d < D; ++d) init.push_back({initial(h0, layer * D + d), initial(c0, layer * D + d)});
+      const std::vector<RNNWeights> w(weights.begin() + layer * D, weights.begin() + (layer + 1) * D);
+      LSTMLayerOutput r = run_lstm_layer(x, w, init, lengths);
+      h_n.insert(h_n.end(), r.h.begin(), r.h.end());
+      c_n.insert(c_n.end(), r.c.begin(), r.c.end());
+      x = r.output;  // [T, B, D * H]
+    } else {
+      std::vector<Tensor> outputs;  // one [T, B, H] per direction
+      for (std::size_t d = 0; d < D; ++d) {
+        const std::size_t k = layer * D + d;
+        LSTMOutput r = run_direction(mode_, options.nonlinearity, x, weights[k], initial(h0, k), d == 1, padding);
+        outputs.push_back(r.output);
+        h_n.push_back(r.h);
+      }
+      x = D == 1 ? outputs[0] : concat(outputs, 2);  // [T, B, D * H]
     }
-    x = D == 1 ? outputs[0] : concat(outputs, 2);  // [T, B, D * H]
     if (layer + 1 < options.num_layers && options.dropout > 0.0 && is_training())
       x = dropout(x, options.dropout, true);
   }
