@@ -104,3 +104,48 @@ TEST_CASE("vecmath: sigmoid matches 1 / (1 + exp(-x)), 0 and 1 at the ends") {
   check_special<double>(sigmoid_<double>, 0.0, 1.0);
   check_special<float>(sigmoid_<float>, 0.0f, 1.0f);
 }
+
+TEST_CASE("vecmath: double exp, tanh and sigmoid near their edges (attn's own kernels, kernels.hpp)") {
+  // exp: the largest finite results, the first infinite one, and the subnormal
+  // results below exp(-708.4), which it scales in two steps
+  check_against<double>(exp_<double>, [](double v) { return std::exp(v); }, 700.0, 709.78, 1e-15);
+  check_against<double>(exp_<double>, [](double v) { return std::exp(v); }, -708.4, -700.0, 1e-15);
+  for (Isa isa : runnable()) {
+    CAPTURE(attn::vecmath::name(isa));
+    std::vector<double> x{709.79, 1e300, -745.2, -1e300, -0.0, 0.0, 1e-300}, y(x.size());
+    attn::vecmath::exp(x.data(), y.data(), x.size(), isa);
+    CHECK(y[0] == std::numeric_limits<double>::infinity());
+    CHECK(y[1] == std::numeric_limits<double>::infinity());
+    CHECK(y[2] == 0.0);
+    CHECK(y[3] == 0.0);
+    CHECK(y[4] == 1.0);
+    CHECK(y[5] == 1.0);
+    CHECK(y[6] == 1.0);
+    double worst = 0;  // subnormal results: within an ulp of the smallest subnormal, or 1e-15 relative
+    for (double v = -745.1; v < -708.4; v += 0.37) {
+      double got = 0;
+      attn::vecmath::exp(&v, &got, 1, isa);
+      const double want = std::exp(v);
+      worst = std::max(worst, std::abs(got - want) / std::max(want * 1e-15, 2 * 4.9406564584124654e-324));
+    }
+    CHECK(worst <= 1.0);
+  }
+  // tanh: both sides of 0.625, where it switches from its rational form to exp, and tiny values
+  check_against<double>(tanh_<double>, [](double v) { return std::tanh(v); }, 0.55, 0.7, 1e-15);
+  check_against<double>(tanh_<double>, [](double v) { return std::tanh(v); }, -0.7, -0.55, 1e-15);
+  check_against<double>(tanh_<double>, [](double v) { return std::tanh(v); }, -1e-8, 1e-8, 1e-15);
+  for (Isa isa : runnable()) {
+    CAPTURE(attn::vecmath::name(isa));
+    std::vector<double> x{1e-300, -1e-300, 4.9406564584124654e-324, -0.0, 0.625, -0.625}, y(x.size());
+    attn::vecmath::tanh(x.data(), y.data(), x.size(), isa);
+    CHECK(y[0] == 1e-300);
+    CHECK(y[1] == -1e-300);
+    CHECK(y[2] == x[2]);
+    CHECK((y[3] == 0.0 && std::signbit(y[3])));
+    CHECK(error(y[4], std::tanh(0.625)) <= 1e-15);
+    CHECK(error(y[5], std::tanh(-0.625)) <= 1e-15);
+  }
+  auto ref = [](double v) { return 1.0 / (1.0 + std::exp(-v)); };
+  check_against<double>(sigmoid_<double>, ref, -1e-3, 1e-3, 1e-15);
+  check_against<double>(sigmoid_<double>, ref, -745.0, -700.0, 1e-15);
+}
