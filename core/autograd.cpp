@@ -41,6 +41,7 @@ std::vector<NodeBase*> topological_order(NodeBase* root) {
   return order;
 }
 
+
 template <class T>
 void seed(NodeBase& root, const Tensor& grad_output) {
   // Adds to what the root holds: a leaf root keeps accumulating, as in PyTorch.
@@ -97,7 +98,7 @@ void run_backward(NodeBase& root, const Tensor* grad_output, bool retain_graph) 
     throw GraphError("backward: the tensor does not require grad (no input of it has requires_grad=true)");
   if (grad_output) {
     check_inputs("backward", {grad_output});
-    if (grad_output->dtype() != root.dtype() || grad_output->shape() != root.shape())
+    if (grad_output->dtype() != root.dtype() || !root.same_shape_as(*grad_output->node()))
       throw ShapeError("backward: expected grad_output of shape " + shape_str(root.shape()) + " and dtype " +
                        dtype_name(root.dtype()) + ", got " + shape_str(grad_output->shape()) + " " +
                        dtype_name(grad_output->dtype()));

@@ -31,6 +31,9 @@ class NodeBase {
   virtual Dtype dtype() const = 0;
   virtual Shape shape() const = 0;
   virtual std::size_t numel() const = 0;
+  virtual std::size_t dim() const = 0;
+  virtual std::size_t size(std::size_t d) const = 0;             // d < dim()
+  virtual bool same_shape_as(const NodeBase& other) const = 0;  // other: a node of the same dtype
   virtual void run_backward() = 0;  // push this node's grad into its inputs' grads
   virtual void seed_grad_with_ones() = 0;
   virtual void clear_grad() = 0;
@@ -93,6 +96,12 @@ class Node final : public NodeBase {
   Dtype dtype() const override { return dtype_of<T>(); }
   Shape shape() const override { return Shape(value.shape().begin(), value.shape().end()); }
   std::size_t numel() const override { return value.size(); }
+  std::size_t dim() const override { return value.dimension(); }
+  std::size_t size(std::size_t d) const override { return value.shape()[d]; }
+  bool same_shape_as(const NodeBase& other) const override {  // without building a Shape
+    const auto& s = static_cast<const Node<T>&>(other).value.shape();
+    return std::equal(value.shape().begin(), value.shape().end(), s.begin(), s.end());
+  }
 
   // The i-th input's node. All inputs of an op share the op's dtype.
   Node<T>& input(std::size_t i) { return static_cast<Node<T>&>(*inputs[i]); }

@@ -28,9 +28,9 @@ NodeBase& Tensor::checked_node(const char* what) const {
 
 Dtype Tensor::dtype() const { return checked_node("dtype").dtype(); }
 Shape Tensor::shape() const { return checked_node("shape").shape(); }
-std::size_t Tensor::dim() const { return shape().size(); }
+std::size_t Tensor::dim() const { return checked_node("dim").dim(); }
 std::size_t Tensor::numel() const { return checked_node("numel").numel(); }
-std::size_t Tensor::size(long d) const { return shape()[normalize_dim(d, dim(), "size")]; }
+std::size_t Tensor::size(long d) const { return checked_node("size").size(normalize_dim(d, dim(), "size")); }
 bool Tensor::requires_grad() const { return node_ && node_->requires_grad; }
 bool Tensor::is_leaf() const { return checked_node("is_leaf").is_leaf; }
 std::string Tensor::op() const { return checked_node("op").op; }

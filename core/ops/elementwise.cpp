@@ -9,25 +9,43 @@
 #include <xtensor/xmath.hpp>
 
 #include <cmath>
+#include <optional>
 
 namespace attn {
 
 namespace {
 
-// v as an array of `shape`: v itself if it has that shape, else its broadcast copy,
-// kept in `copy`. xtensor could broadcast v lazily inside the expression, but its
-// strided loop over a stretched [..., 1] operand is some 20x slower than this
-// contiguous copy (layout.hpp) followed by a plain, vectorized loop.
+// The shape two operands broadcast to (layout.hpp checks it, naming op), or
+// nothing when their shapes already agree, as they mostly do (then no Shape is built).
+std::optional<Shape> broadcast_target(const char* op, const Tensor& a, const Tensor& b) {
+  if (a.node()->same_shape_as(*b.node())) return std::nullopt;
+  return broadcast_shape(op, a.shape(), b.shape());
+}
+
+// v as an array of the target shape: v itself if it has that shape (or there is no
+// target), else its broadcast copy, kept in `copy`. xtensor could broadcast v lazily
+// inside the expression, but its strided loop over a stretched [..., 1] operand is
+// some 20x slower than this contiguous copy (layout.hpp) followed by a plain,
+// vectorized loop.
 template <class T>
-const xt::xarray<T>& stretched(const xt::xarray<T>& v, const Shape& shape, xt::xarray<T>& copy) {
-  if (v.dimension() == shape.size() && std::equal(shape.begin(), shape.end(), v.shape().begin())) return v;
-  copy = broadcast_to(v, shape);
+const xt::xarray<T>& stretched(const xt::xarray<T>& v, const std::optional<Shape>& shape, xt::xarray<T>& copy) {
+  if (!shape || (v.dimension() == shape->size() && std::equal(shape->begin(), shape->end(), v.shape().begin())))
+    return v;
+  copy = broadcast_to(v, *shape);
+  return copy;
+}
+
+// The same in backward, stretching v to the shape of the op's output.
+template <class T>
+const xt::xarray<T>& stretched_like(const xt::xarray<T>& v, const xt::xarray<T>& like, xt::xarray<T>& copy) {
+  if (std::equal(v.shape().begin(), v.shape().end(), like.shape().begin(), like.shape().end())) return v;
+  copy = broadcast_to(v, shape_of(like));
   return copy;
 }
 
 template <class T>
 Tensor add_(const Tensor& a, const Tensor& b) {
-  const Shape shape = broadcast_shape("add", a.shape(), b.shape());
+  const std::optional<Shape> shape = broadcast_target("add", a, b);
   xt::xarray<T> a_copy, b_copy;
   xt::xarray<T> y = stretched(a.data<T>(), shape, a_copy) + stretched(b.data<T>(), shape, b_copy);
   return record<T>("add", std::move(y), {a, b}, [](Node<T>& out) {
@@ -39,7 +57,7 @@ Tensor add_(const Tensor& a, const Tensor& b) {
 
 template <class T>
 Tensor sub_(const Tensor& a, const Tensor& b) {
-  const Shape shape = broadcast_shape("sub", a.shape(), b.shape());
+  const std::optional<Shape> shape = broadcast_target("sub", a, b);
   xt::xarray<T> a_copy, b_copy;
   xt::xarray<T> y = stretched(a.data<T>(), shape, a_copy) - stretched(b.data<T>(), shape, b_copy);
   return record<T>("sub", std::move(y), {a, b}, [](Node<T>& out) {
@@ -51,26 +69,28 @@ Tensor sub_(const Tensor& a, const Tensor& b) {
 
 template <class T>
 Tensor mul_(const Tensor& a, const Tensor& b) {
-  const Shape shape = broadcast_shape("mul", a.shape(), b.shape());
+  const std::optional<Shape> shape = broadcast_target("mul", a, b);
   xt::xarray<T> a_copy, b_copy;
   xt::xarray<T> y = stretched(a.data<T>(), shape, a_copy) * stretched(b.data<T>(), shape, b_copy);
-  return record<T>("mul", std::move(y), {a, b}, [shape](Node<T>& out) {
+  return record<T>("mul", std::move(y), {a, b}, [](Node<T>& out) {
     // d(a * b)/da = b, d(a * b)/db = a
     xt::xarray<T> a_copy, b_copy;
-    if (out.input_requires_grad(0)) out.add_to_input_grad(0, out.grad * stretched(out.input(1).value, shape, b_copy));
-    if (out.input_requires_grad(1)) out.add_to_input_grad(1, out.grad * stretched(out.input(0).value, shape, a_copy));
+    if (out.input_requires_grad(0))
+      out.add_to_input_grad(0, out.grad * stretched_like(out.input(1).value, out.value, b_copy));
+    if (out.input_requires_grad(1))
+      out.add_to_input_grad(1, out.grad * stretched_like(out.input(0).value, out.value, a_copy));
   });
 }
 
 template <class T>
 Tensor div_(const Tensor& a, const Tensor& b) {
-  const Shape shape = broadcast_shape("div", a.shape(), b.shape());
+  const std::optional<Shape> shape = broadcast_target("div", a, b);
   xt::xarray<T> a_copy, b_copy;
   xt::xarray<T> y = stretched(a.data<T>(), shape, a_copy) / stretched(b.data<T>(), shape, b_copy);
-  return record<T>("div", std::move(y), {a, b}, [shape](Node<T>& out) {
+  return record<T>("div", std::move(y), {a, b}, [](Node<T>& out) {
     // d(a / b)/da = 1 / b, d(a / b)/db = -a / b^2 = -(a / b) / b
     xt::xarray<T> b_copy;
-    const auto& b = stretched(out.input(1).value, shape, b_copy);
+    const auto& b = stretched_like(out.input(1).value, out.value, b_copy);
     out.add_to_input_grad(0, out.grad / b);
     out.add_to_input_grad(1, -out.grad * out.value / b);
   });
@@ -127,7 +147,7 @@ Tensor pow_(const Tensor& x, double exponent) {
 
 template <class T>
 Tensor exp_(const Tensor& x) {
-  xt::xarray<T> y = xt::xarray<T>::from_shape(x.shape());
+  xt::xarray<T> y = xt::xarray<T>::from_shape(x.data<T>().shape());
   vecmath::exp(x.data<T>().data(), y.data(), y.size());  // (vecmath.hpp: the widest SIMD the CPU has)
   return record<T>("exp", std::move(y), {x}, [](Node<T>& out) {
     // d exp(x)/dx = exp(x)
@@ -164,7 +184,7 @@ Tensor abs_(const Tensor& x) {
 
 template <class T>
 Tensor tanh_(const Tensor& x) {
-  xt::xarray<T> y = xt::xarray<T>::from_shape(x.shape());
+  xt::xarray<T> y = xt::xarray<T>::from_shape(x.data<T>().shape());
   vecmath::tanh(x.data<T>().data(), y.data(), y.size());  // (vecmath.hpp: the widest SIMD the CPU has)
   return record<T>("tanh", std::move(y), {x}, [](Node<T>& out) {
     // d tanh(x)/dx = 1 - tanh(x)^2
@@ -174,7 +194,7 @@ Tensor tanh_(const Tensor& x) {
 
 template <class T>
 Tensor sigmoid_(const Tensor& x) {
-  xt::xarray<T> y = xt::xarray<T>::from_shape(x.shape());
+  xt::xarray<T> y = xt::xarray<T>::from_shape(x.data<T>().shape());
   vecmath::sigmoid(x.data<T>().data(), y.data(), y.size());  // (vecmath.hpp: the widest SIMD the CPU has)
   return record<T>("sigmoid", std::move(y), {x}, [](Node<T>& out) {
     // d sigmoid(x)/dx = sigmoid(x) * (1 - sigmoid(x))

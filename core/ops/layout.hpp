@@ -26,7 +26,8 @@ struct Blocks {
   std::size_t outer = 1, n = 1, inner = 1;
 };
 
-inline Blocks blocks_around(const Shape& shape, std::size_t dim) {
+template <class S>  // a Shape, or an xt::xarray's own shape
+Blocks blocks_around(const S& shape, std::size_t dim) {
   Blocks b;
   for (std::size_t i = 0; i < dim; ++i) b.outer *= shape[i];
   b.n = shape[dim];

@@ -113,8 +113,8 @@ void softmax_backward(Node<T>& out, const Blocks& b) {
 
 template <class T>
 Tensor softmax_(const Tensor& x, std::size_t axis) {
-  const Blocks b = blocks_around(x.shape(), axis);
-  xt::xarray<T> y = xt::xarray<T>::from_shape(x.shape());
+  const Blocks b = blocks_around(x.data<T>().shape(), axis);
+  xt::xarray<T> y = xt::xarray<T>::from_shape(x.data<T>().shape());
   // softmax(x)_j = exp(x_j - m) / sum_i exp(x_i - m), in three passes over y:
   subtract_lane_max(x.data<T>().data(), b, y.data());  // y = x - m
   exp_inplace(y.data(), y.size());                     // y = exp(x - m)
@@ -126,10 +126,10 @@ Tensor softmax_(const Tensor& x, std::size_t axis) {
 // with blocked entries left out of the max and set to -inf, so that exp makes them 0.
 template <class T>
 Tensor masked_softmax_(const Tensor& x, const Mask& blocked, std::size_t axis) {
-  const Blocks b = blocks_around(x.shape(), axis);
+  const Blocks b = blocks_around(x.data<T>().shape(), axis);
   const T inf = std::numeric_limits<T>::infinity();
   const T* in = x.data<T>().data();
-  xt::xarray<T> y = xt::xarray<T>::from_shape(x.shape());
+  xt::xarray<T> y = xt::xarray<T>::from_shape(x.data<T>().shape());
   for_each_lane(b, [&](std::size_t start, auto stride) {  // y = x - m over the open entries, -inf on blocked ones
     using S = decltype(stride);
     Lane<const T, S> v{in + start, stride};
@@ -148,9 +148,9 @@ Tensor masked_softmax_(const Tensor& x, const Mask& blocked, std::size_t axis) {
 
 template <class T>
 Tensor log_softmax_(const Tensor& x, std::size_t axis) {
-  const Blocks b = blocks_around(x.shape(), axis);
+  const Blocks b = blocks_around(x.data<T>().shape(), axis);
   // log softmax(x)_j = x_j - log sum_i exp(x_i) = (x_j - m) - log sum_i exp(x_i - m)
-  xt::xarray<T> y = xt::xarray<T>::from_shape(x.shape());
+  xt::xarray<T> y = xt::xarray<T>::from_shape(x.data<T>().shape());
   subtract_lane_max(x.data<T>().data(), b, y.data());  // y = x - m
   xt::xarray<T> e = xt::xarray<T>::from_shape(y.shape());
   vecmath::exp(y.data(), e.data(), e.size());          // e = exp(x - m)
