@@ -20,12 +20,18 @@ namespace attn {
 namespace {
 
 // How matmul sees its operands: a stack of [m, k] matrices times a stack of
-// [k, n] matrices. Product i multiplies a's matrix a_of[i] by b's matrix b_of[i]
-// and writes the i-th [m, n] matrix of the result.
+// [k, n] matrices. Product i multiplies a's matrix a_matrix(i) by b's matrix
+// b_matrix(i) and writes the i-th [m, n] matrix of the result. When b is one
+// matrix there is one product (a's stack folded into one tall matrix) and the
+// lists a_of, b_of stay empty.
 struct MatmulPlan {
   std::size_t m = 0, k = 0, n = 0;
+  std::size_t products = 1;
   std::vector<std::size_t> a_of, b_of;
   Shape out_shape;
+  std::size_t count() const { return products; }
+  std::size_t a_matrix(std::size_t i) const { return a_of.empty() ? 0 : a_of[i]; }
+  std::size_t b_matrix(std::size_t i) const { return b_of.empty() ? 0 : b_of[i]; }
 };
 
 std::size_t product(const Shape& shape) {
@@ -39,8 +45,9 @@ MatmulPlan plan_matmul(const Shape& sa, const Shape& sb) {
   auto got = [&] { return ", got a " + shape_str(sa) + " and b " + shape_str(sb); };
   if (sa.empty() || sb.empty()) throw ShapeError("matmul: expected operands with at least 1 dim" + got());
   // A 1-D a is one row [1, k], a 1-D b one column [k, 1]; that added dim is dropped from the result.
-  const Shape a = sa.size() == 1 ? Shape{1, sa[0]} : sa;
-  const Shape b = sb.size() == 1 ? Shape{sb[0], 1} : sb;
+  Shape a_row, b_column;  // only for a 1-D operand
+  const Shape& a = sa.size() == 1 ? (a_row = {1, sa[0]}) : sa;
+  const Shape& b = sb.size() == 1 ? (b_column = {sb[0], 1}) : sb;
   MatmulPlan p;
   p.m = a[a.size() - 2];
   p.k = a.back();
@@ -68,13 +75,12 @@ MatmulPlan plan_matmul(const Shape& sa, const Shape& sb) {
   if (sb.size() <= 2) {
     // b is one matrix: a's stack [..., m, k] is one tall matrix [(...) * m, k], so ONE gemm does it all.
     p.m *= product(a_batch);
-    p.a_of = {0};
-    p.b_of = {0};
     return p;
   }
   // Otherwise one gemm per output matrix. Walk the batch index (i_0, ..., i_nb-1) of
   // each output matrix; a broadcast dim (size 1) of an operand always uses its index 0.
   const std::size_t count = product(batch);
+  p.products = count;
   for (std::size_t i = 0; i < count; ++i) {
     std::size_t rest = i, ai = 0, bi = 0, a_stride = 1, b_stride = 1;
     for (std::size_t d = nb; d-- > 0;) {
@@ -126,7 +132,7 @@ constexpr std::size_t kShareWork = 64 * 1024;
 
 template <class Product>
 void for_each_product(const MatmulPlan& p, bool disjoint, const Product& product) {
-  const std::size_t count = p.a_of.size();
+  const std::size_t count = p.count();
   if (!disjoint) {
     for (std::size_t i = 0; i < count; ++i) product(i);
     return;
@@ -144,7 +150,7 @@ Tensor matmul_(const Tensor& a, const Tensor& b, MatmulPlan p) {
   const T* B = b.data<T>().data();
   for_each_product(p, /*disjoint=*/true, [&](std::size_t i) {
     // [m, k] x [k, n] -> [m, n]   (folded: [B*T, D] x [D, O] -> [B*T, O])
-    blas::gemm(false, false, m, n, k, T(1), A + p.a_of[i] * m * k, k, B + p.b_of[i] * k * n, n, T(0),
+    blas::gemm(false, false, m, n, k, T(1), A + p.a_matrix(i) * m * k, k, B + p.b_matrix(i) * k * n, n, T(0),
                c.data() + i * m * n, n);
   });
 
@@ -155,21 +161,22 @@ Tensor matmul_(const Tensor& a, const Tensor& b, MatmulPlan p) {
     const T* B = out.input(1).value.data();
     if (out.input_requires_grad(0)) {
       // every matrix of a used once (as many products as matrices), or some used by several
-      const bool disjoint = p.a_of.size() == out.input(0).value.size() / (m * k);
+      // (an empty a, m * k = 0, has nothing to add up)
+      const bool disjoint = m * k == 0 || p.count() == out.input(0).value.size() / (m * k);
       const GradTarget<T> dA = grad_target(out.input(0), disjoint);
       for_each_product(p, disjoint, [&](std::size_t i) {
         // dA = G B^T: [m, n] x [k, n]^T -> [m, k]
-        blas::gemm(false, true, m, k, n, T(1), G + i * m * n, n, B + p.b_of[i] * k * n, n, dA.beta,
-                   dA.data + p.a_of[i] * m * k, k);
+        blas::gemm(false, true, m, k, n, T(1), G + i * m * n, n, B + p.b_matrix(i) * k * n, n, dA.beta,
+                   dA.data + p.a_matrix(i) * m * k, k);
       });
     }
     if (out.input_requires_grad(1)) {
-      const bool disjoint = p.b_of.size() == out.input(1).value.size() / (k * n);
+      const bool disjoint = k * n == 0 || p.count() == out.input(1).value.size() / (k * n);
       const GradTarget<T> dB = grad_target(out.input(1), disjoint);
       for_each_product(p, disjoint, [&](std::size_t i) {
         // dB = A^T G: [m, k]^T x [m, n] -> [k, n]   (folded: [B*T, D]^T x [B*T, O] -> [D, O], one gemm)
-        blas::gemm(true, false, k, n, m, T(1), A + p.a_of[i] * m * k, k, G + i * m * n, n, dB.beta,
-                   dB.data + p.b_of[i] * k * n, n);
+        blas::gemm(true, false, k, n, m, T(1), A + p.a_matrix(i) * m * k, k, G + i * m * n, n, dB.beta,
+                   dB.data + p.b_matrix(i) * k * n, n);
       });
     }
   });

@@ -112,6 +112,35 @@ TEST_CASE("matmul in float32 agrees with float64, values and gradients") {
   }
 }
 
+TEST_CASE("matmul with an empty dim: empty or zero results and gradients, no crash") {
+  // k = 0 sums nothing (zeros); m, n or a batch dim of 0 give empty arrays
+  struct Case {
+    attn::Shape a, b, y;
+  };
+  for (const Case& c : {Case{{2, 0}, {0, 3}, {2, 3}}, Case{{0, 2}, {2, 3}, {0, 3}}, Case{{2, 3}, {3, 0}, {2, 0}},
+                        Case{{0, 2, 3}, {0, 3, 4}, {0, 2, 4}}, Case{{2, 2, 0}, {2, 0, 4}, {2, 2, 4}},
+                        Case{{1, 2, 3}, {0, 3, 4}, {0, 2, 4}}}) {
+    CAPTURE(attn::shape_str(c.a));
+    CAPTURE(attn::shape_str(c.b));
+    Tensor a = attn::ones(c.a).requires_grad_(true), b = attn::ones(c.b).requires_grad_(true);
+    Tensor y = attn::matmul(a, b);
+    REQUIRE(y.shape() == c.y);
+    CHECK(test::allclose(y, attn::zeros(c.y), 0.0));
+    attn::sum(y).backward();
+    CHECK(test::allclose(a.grad(), attn::zeros(c.a), 0.0));
+    CHECK(test::allclose(b.grad(), attn::zeros(c.b), 0.0));
+  }
+  // linear: no rows, and no input features (then y is the bias in every row)
+  Tensor w = attn::ones({4, 0}).requires_grad_(true), bias = test::randn({4}, 1);
+  Tensor y = attn::linear(attn::ones({2, 0}).requires_grad_(true), w, bias);
+  CHECK(test::allclose(y, attn::stack({bias, bias}, 0).detach(), 0.0));
+  attn::sum(y).backward();
+  CHECK(test::allclose(bias.grad(), attn::full({4}, 2.0), 0.0));
+  Tensor x0 = attn::ones({0, 3}).requires_grad_(true), w3 = attn::ones({4, 3}).requires_grad_(true);
+  attn::sum(attn::linear(x0, w3, bias)).backward();
+  CHECK(test::allclose(w3.grad(), attn::zeros({4, 3}), 0.0));
+}
+
 TEST_CASE("matmul rejects bad shapes, naming both") {
   auto mm = [](const Shape& sa, const Shape& sb) { return attn::matmul(attn::zeros(sa), attn::zeros(sb)); };
   CHECK_THROWS_WITH_SUBSTR(mm({2, 3}, {4, 5}), attn::ShapeError,
