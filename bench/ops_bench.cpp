@@ -174,11 +174,20 @@ double median(std::vector<double> v) {
 // of the differences attn - raw over the pairs, the overhead. (Timed in separate
 // runs, the machine's drift would enter the difference: on this VM one op's
 // time moves 6-7% within a second, several microseconds for matmul128.)
+//
+// Where the arrays sit in memory moves the times by more than the overhead: on
+// a Zen 3 the same f64 add measured 0.4 to 1.8 us above raw from one heap layout
+// to another (loads and stores whose addresses agree in their low 12 bits wait
+// for each other). So each run starts from another layout, a spacer of another
+// size held between the inputs and the first temporaries, and bench/run.py
+// reports the median over the runs.
 template <class Case>
 void pair_bench(benchmark::State& state) {
   using clock = std::chrono::steady_clock;
   auto us = [](clock::time_point a, clock::time_point b) { return std::chrono::duration<double, std::micro>(b - a).count(); };
+  static std::size_t runs = 0;
   Case c;
+  const std::vector<char> spacer(1040 * (1 + (runs++ * 7) % 16));
   std::vector<double> attn_us, raw_us, diff_us;
   bool raw_first = false;
   for (auto _ : state) {
