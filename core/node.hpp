@@ -14,6 +14,7 @@
 #include <xtensor/xmath.hpp>
 
 #include <algorithm>
+#include <array>
 #include <functional>
 #include <memory>
 #include <type_traits>
@@ -63,6 +64,15 @@ xt::xarray<T> filled(const S& shape, T value) {
   return a;
 }
 
+// An array with no values, shape [0]. Use it for an array that may stay
+// unused: xt::xarray's default constructor allocates room for one value (a 0-d
+// array), a malloc and a free for nothing in every node and every op that
+// declares a scratch array.
+template <class T>
+xt::xarray<T> empty_array() {
+  return xt::xarray<T>::from_shape(std::array<std::size_t, 1>{0});
+}
+
 // A copy of `a`. Copying an xt::xarray calls memcpy, which glibc makes 20 times
 // slower on some CPUs for arrays that malloc placed one after the other;
 // vecmath::copy is not (core/vecmath.hpp says why).
@@ -86,11 +96,12 @@ class Node final : public NodeBase {
   using Array = xt::xarray<T>;
   using BackwardFn = std::function<void(Node<T>&)>;
 
-  Node(const char* op, Array value, bool requires_grad, bool is_leaf)
+  // value is moved in: moving an xt::xarray swaps its shape and strides value by value.
+  Node(const char* op, Array&& value, bool requires_grad, bool is_leaf)
       : NodeBase(op, requires_grad, is_leaf), value(std::move(value)) {}
 
   Array value;
-  Array grad;              // meaningful only when has_grad
+  Array grad = empty_array<T>();  // meaningful only when has_grad
   BackwardFn backward_fn;  // empty for leaves
 
   Dtype dtype() const override { return dtype_of<T>(); }
@@ -163,7 +174,7 @@ class Node final : public NodeBase {
     }
   }
   void clear_grad() override {
-    grad = Array();
+    grad = empty_array<T>();
     has_grad = false;
   }
   void free_graph() override {

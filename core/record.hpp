@@ -44,13 +44,13 @@ Tensor record_node(const char* op, xt::xarray<T>&& value, const Inputs& inputs,
 }
 
 template <class T>
-Tensor record(const char* op, xt::xarray<T> value, std::initializer_list<Tensor> inputs,
+Tensor record(const char* op, xt::xarray<T>&& value, std::initializer_list<Tensor> inputs,
               typename Node<T>::BackwardFn backward) {
   return record_node<T>(op, std::move(value), inputs, std::move(backward));
 }
 
 template <class T>
-Tensor record(const char* op, xt::xarray<T> value, const std::vector<Tensor>& inputs,
+Tensor record(const char* op, xt::xarray<T>&& value, const std::vector<Tensor>& inputs,
               typename Node<T>::BackwardFn backward) {
   return record_node<T>(op, std::move(value), inputs, std::move(backward));
 }

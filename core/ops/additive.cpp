@@ -62,7 +62,7 @@ Tensor additive_score_(const Tensor& q, const Tensor& k, const Tensor& v) {
     if (!out.input_requires_grad(0) && !out.input_requires_grad(1)) return;
     // Added straight into the gradients of q and k: a decoder adds into the same keys'
     // gradient at every step. (A scratch array stands in for one that needs none.)
-    xt::xarray<T> scratch;
+    xt::xarray<T> scratch = empty_array<T>();
     auto grad_of = [&](std::size_t i) {
       if (out.input_requires_grad(i)) return out.input_grad_buffer(i).data();
       scratch = filled(out.input(i).value.shape(), T(0));

@@ -46,7 +46,7 @@ const xt::xarray<T>& stretched_like(const xt::xarray<T>& v, const xt::xarray<T>&
 template <class T>
 Tensor add_(const Tensor& a, const Tensor& b) {
   const std::optional<Shape> shape = broadcast_target("add", a, b);
-  xt::xarray<T> a_copy, b_copy;
+  xt::xarray<T> a_copy = empty_array<T>(), b_copy = empty_array<T>();  // used only when stretched
   xt::xarray<T> y = stretched(a.data<T>(), shape, a_copy) + stretched(b.data<T>(), shape, b_copy);
   return record<T>("add", std::move(y), {a, b}, [](Node<T>& out) {
     // d(a + b)/da = 1, d(a + b)/db = 1 (b takes the gradient itself: its last use)
@@ -58,7 +58,7 @@ Tensor add_(const Tensor& a, const Tensor& b) {
 template <class T>
 Tensor sub_(const Tensor& a, const Tensor& b) {
   const std::optional<Shape> shape = broadcast_target("sub", a, b);
-  xt::xarray<T> a_copy, b_copy;
+  xt::xarray<T> a_copy = empty_array<T>(), b_copy = empty_array<T>();  // used only when stretched
   xt::xarray<T> y = stretched(a.data<T>(), shape, a_copy) - stretched(b.data<T>(), shape, b_copy);
   return record<T>("sub", std::move(y), {a, b}, [](Node<T>& out) {
     // d(a - b)/da = 1, d(a - b)/db = -1 (a takes the gradient itself: its last use)
@@ -70,11 +70,11 @@ Tensor sub_(const Tensor& a, const Tensor& b) {
 template <class T>
 Tensor mul_(const Tensor& a, const Tensor& b) {
   const std::optional<Shape> shape = broadcast_target("mul", a, b);
-  xt::xarray<T> a_copy, b_copy;
+  xt::xarray<T> a_copy = empty_array<T>(), b_copy = empty_array<T>();  // used only when stretched
   xt::xarray<T> y = stretched(a.data<T>(), shape, a_copy) * stretched(b.data<T>(), shape, b_copy);
   return record<T>("mul", std::move(y), {a, b}, [](Node<T>& out) {
     // d(a * b)/da = b, d(a * b)/db = a
-    xt::xarray<T> a_copy, b_copy;
+    xt::xarray<T> a_copy = empty_array<T>(), b_copy = empty_array<T>();  // used only when stretched
     if (out.input_requires_grad(0))
       out.add_to_input_grad(0, out.grad * stretched_like(out.input(1).value, out.value, b_copy));
     if (out.input_requires_grad(1))
@@ -85,11 +85,11 @@ Tensor mul_(const Tensor& a, const Tensor& b) {
 template <class T>
 Tensor div_(const Tensor& a, const Tensor& b) {
   const std::optional<Shape> shape = broadcast_target("div", a, b);
-  xt::xarray<T> a_copy, b_copy;
+  xt::xarray<T> a_copy = empty_array<T>(), b_copy = empty_array<T>();  // used only when stretched
   xt::xarray<T> y = stretched(a.data<T>(), shape, a_copy) / stretched(b.data<T>(), shape, b_copy);
   return record<T>("div", std::move(y), {a, b}, [](Node<T>& out) {
     // d(a / b)/da = 1 / b, d(a / b)/db = -a / b^2 = -(a / b) / b
-    xt::xarray<T> b_copy;
+    xt::xarray<T> b_copy = empty_array<T>();
     const auto& b = stretched_like(out.input(1).value, out.value, b_copy);
     out.add_to_input_grad(0, out.grad / b);
     out.add_to_input_grad(1, -out.grad * out.value / b);

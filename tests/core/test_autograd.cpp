@@ -28,6 +28,19 @@ TEST_CASE("gradients accumulate across backward calls until zero_grad") {
   CHECK_FALSE(x.grad().defined());
 }
 
+TEST_CASE("an unused gradient or scratch array holds no memory; zero_grad then backward starts afresh") {
+  // xt::xarray's default constructor allocates one value; empty_array allocates none.
+  xt::xarray<double> none = attn::empty_array<double>();
+  CHECK(none.size() == 0);
+  CHECK(none.data() == nullptr);
+  Tensor x = attn::tensor({1.0, -1.0}, true);
+  attn::sum(x * x).backward();
+  x.zero_grad();
+  CHECK_FALSE(x.grad().defined());
+  attn::sum(x * 3.0).backward();
+  CHECK(test::allclose(x.grad(), attn::tensor({3.0, 3.0})));
+}
+
 TEST_CASE("backward on a leaf itself adds to its gradient each time") {
   Tensor x = attn::full({}, 2.0, attn::Dtype::Float64, /*requires_grad=*/true);  // a scalar leaf
   x.backward();
