@@ -15,13 +15,9 @@
 #include "op_cases.hpp"
 
 #include <benchmark/benchmark.h>
-#include <xtensor/xmath.hpp>
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
-#include <cstdlib>
-#include <limits>
 #include <string>
 #include <vector>
 

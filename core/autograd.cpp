@@ -41,7 +41,6 @@ std::vector<NodeBase*> topological_order(NodeBase* root) {
   return order;
 }
 
-
 template <class T>
 void seed(NodeBase& root, const Tensor& grad_output) {
   // Adds to what the root holds: a leaf root keeps accumulating, as in PyTorch.

@@ -29,7 +29,6 @@ struct MatmulPlan {
   std::size_t products = 1;
   std::vector<std::size_t> a_of, b_of;
   Shape out_shape;
-  std::size_t count() const { return products; }
   std::size_t a_matrix(std::size_t i) const { return a_of.empty() ? 0 : a_of[i]; }
   std::size_t b_matrix(std::size_t i) const { return b_of.empty() ? 0 : b_of[i]; }
 };
@@ -132,7 +131,7 @@ constexpr std::size_t kShareWork = 64 * 1024;
 
 template <class Product>
 void for_each_product(const MatmulPlan& p, bool disjoint, const Product& product) {
-  const std::size_t count = p.count();
+  const std::size_t count = p.products;
   if (!disjoint) {
     for (std::size_t i = 0; i < count; ++i) product(i);
     return;
@@ -162,7 +161,7 @@ Tensor matmul_(const Tensor& a, const Tensor& b, MatmulPlan p) {
     if (out.input_requires_grad(0)) {
       // every matrix of a used once (as many products as matrices), or some used by several
       // (an empty a, m * k = 0, has nothing to add up)
-      const bool disjoint = m * k == 0 || p.count() == out.input(0).value.size() / (m * k);
+      const bool disjoint = m * k == 0 || p.products == out.input(0).value.size() / (m * k);
       const GradTarget<T> dA = grad_target(out.input(0), disjoint);
       for_each_product(p, disjoint, [&](std::size_t i) {
         // dA = G B^T: [m, n] x [k, n]^T -> [m, k]
@@ -171,7 +170,7 @@ Tensor matmul_(const Tensor& a, const Tensor& b, MatmulPlan p) {
       });
     }
     if (out.input_requires_grad(1)) {
-      const bool disjoint = k * n == 0 || p.count() == out.input(1).value.size() / (k * n);
+      const bool disjoint = k * n == 0 || p.products == out.input(1).value.size() / (k * n);
       const GradTarget<T> dB = grad_target(out.input(1), disjoint);
       for_each_product(p, disjoint, [&](std::size_t i) {
         // dB = A^T G: [m, k]^T x [m, n] -> [k, n]   (folded: [B*T, D]^T x [B*T, O] -> [D, O], one gemm)

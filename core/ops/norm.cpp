@@ -74,8 +74,7 @@ Tensor layer_norm_(const Tensor& x, std::size_t n, const Tensor& weight, const T
     const bool want_x = out.input_requires_grad(0);
     const bool want_w = has_w && out.input_requires_grad(1), want_b = has_b && out.input_requires_grad(bias_at);
     std::vector<T> dw(n, T(0)), db(n, T(0)), xhat(n), gh(n);
-    xt::xarray<T> dx = empty_array<T>();
-    if (want_x) dx = xt::xarray<T>::from_shape(out.input(0).value.shape());
+    xt::xarray<T> dx = want_x ? xt::xarray<T>::from_shape(out.input(0).value.shape()) : empty_array<T>();
     for (std::size_t r = 0; r < rows; ++r) {
       const T* xr = X + r * n;
       const T* gr = G + r * n;

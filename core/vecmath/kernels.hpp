@@ -13,7 +13,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
-#include <type_traits>
 
 namespace attn::vecmath::kernels {
 
@@ -90,20 +89,24 @@ xsimd::batch<double, A> tanh_of_doubles(const xsimd::batch<double, A>& x) {
   return xsimd::select(x == B(0.0), x, y);  // tanh(-0) = -0 (x + ratio would be +0)
 }
 
+// exp and tanh of a batch: attn's own for doubles (above), xsimd's for floats.
+template <class A>
+xsimd::batch<double, A> exp_of(const xsimd::batch<double, A>& x) { return exp_of_doubles(x); }
+template <class A>
+xsimd::batch<float, A> exp_of(const xsimd::batch<float, A>& x) { return xsimd::exp(x); }
+template <class A>
+xsimd::batch<double, A> tanh_of(const xsimd::batch<double, A>& x) { return tanh_of_doubles(x); }
+template <class A>
+xsimd::batch<float, A> tanh_of(const xsimd::batch<float, A>& x) { return xsimd::tanh(x); }
+
 template <class A, class T>
 void exp(const T* x, T* y, std::size_t n) {
-  if constexpr (std::is_same_v<T, double>)
-    map<A>(x, y, n, [](const xsimd::batch<T, A>& x) { return exp_of_doubles(x); });
-  else
-    map<A>(x, y, n, [](const xsimd::batch<T, A>& x) { return xsimd::exp(x); });
+  map<A>(x, y, n, [](const xsimd::batch<T, A>& x) { return exp_of(x); });
 }
 
 template <class A, class T>
 void tanh(const T* x, T* y, std::size_t n) {
-  if constexpr (std::is_same_v<T, double>)
-    map<A>(x, y, n, [](const xsimd::batch<T, A>& x) { return tanh_of_doubles(x); });
-  else
-    map<A>(x, y, n, [](const xsimd::batch<T, A>& x) { return xsimd::tanh(x); });
+  map<A>(x, y, n, [](const xsimd::batch<T, A>& x) { return tanh_of(x); });
 }
 
 // y[i] = x[i]: the plain loop that vecmath::copy runs instead of memcpy (vecmath.hpp says why).
@@ -115,10 +118,7 @@ void copy(const T* x, T* y, std::size_t n) {
 // sigmoid(x) = 1 / (1 + exp(-x)): exp(-x) = inf for very negative x gives 0, as it should.
 template <class A, class T>
 void sigmoid(const T* x, T* y, std::size_t n) {
-  if constexpr (std::is_same_v<T, double>)
-    map<A>(x, y, n, [](const xsimd::batch<T, A>& x) { return T(1) / (T(1) + exp_of_doubles(-x)); });
-  else
-    map<A>(x, y, n, [](const xsimd::batch<T, A>& x) { return T(1) / (T(1) + xsimd::exp(-x)); });
+  map<A>(x, y, n, [](const xsimd::batch<T, A>& x) { return T(1) / (T(1) + exp_of(-x)); });
 }
 
 }  // namespace attn::vecmath::kernels

@@ -34,9 +34,12 @@ TEST_CASE("an unused gradient or scratch array holds no memory; zero_grad then b
   CHECK(none.size() == 0);
   CHECK(none.data() == nullptr);
   Tensor x = attn::tensor({1.0, -1.0}, true);
+  const auto& node = static_cast<const attn::Node<double>&>(*x.node());
+  CHECK(node.grad.data() == nullptr);  // a fresh leaf
   attn::sum(x * x).backward();
   x.zero_grad();
   CHECK_FALSE(x.grad().defined());
+  CHECK(node.grad.data() == nullptr);  // zero_grad frees it
   attn::sum(x * 3.0).backward();
   CHECK(test::allclose(x.grad(), attn::tensor({3.0, 3.0})));
 }
