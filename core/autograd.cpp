@@ -17,11 +17,25 @@ namespace attn {
 
 namespace {
 
-std::vector<NodeBase*> topological_order(NodeBase* root) {
-  std::vector<NodeBase*> order;
+// The walk's two lists are kept from one backward to the next (per thread), so a
+// small graph's backward allocates nothing for them: a malloc and a free each,
+// a tenth of a small op's overhead (docs/benchmarks.md).
+struct WalkLists {
+  std::vector<NodeBase*> order;                          // lent to run_backward, which hands it back
   std::vector<std::pair<NodeBase*, std::size_t>> stack;  // node, next input to visit
-  order.reserve(64);  // room for a small graph without regrowing
-  stack.reserve(64);
+};
+// This thread's lists. Not inlined: inlined, GCC looks the thread's copy up
+// again (a call into the dynamic loader) at every use inside the walk's loops.
+[[gnu::noinline]] WalkLists& spare_lists() {
+  thread_local WalkLists lists;
+  return lists;
+}
+
+std::vector<NodeBase*> topological_order(NodeBase* root, WalkLists& spare) {
+  std::vector<NodeBase*> order = std::move(spare.order);
+  order.clear();
+  auto& stack = spare.stack;
+  stack.clear();
   stack.emplace_back(root, 0);
   root->visited = true;
   while (!stack.empty()) {
@@ -58,9 +72,9 @@ void run_node(NodeBase& node) {
 // backward(grad_output) could seed the root with a copy of grad_output, a pass
 // over memory that is a good part of a small op's whole backward
 // (docs/benchmarks.md). Instead the root borrows grad_output's array: only the
-// root's own backward function reads the root's gradient, so the two arrays are
-// swapped (no copy) for that one call and swapped back right after, even if it
-// throws. While borrowed, take_grad() copies the gradient instead of moving it
+// root's own backward function reads the root's gradient, so grad_output's array
+// is moved into it (no copy) for that one call and moved back right after, even
+// if it throws. While borrowed, take_grad() copies the gradient instead of moving it
 // away (node.hpp), so the caller's tensor comes back as it was.
 // Not when the root must keep a gradient of its own (a leaf, retain_grad, one it
 // already has), nor when its backward reads grad_output's values (grad_output is
@@ -81,12 +95,12 @@ void run_on_borrowed_seed(NodeBase& root_base, const Tensor& grad_output) {
     Node<T>& root;
     xt::xarray<T>& lent;
     ~GiveBack() {
-      std::swap(root.grad, lent);
+      lent = std::move(root.grad);
       root.grad_is_borrowed = false;
       root.clear_grad();
     }
   };
-  std::swap(root.grad, lent);
+  root.grad = std::move(lent);  // lent keeps its shape, without its values until GiveBack
   root.has_grad = root.grad_is_borrowed = true;
   GiveBack give_back{root, lent};
   run_node(root);
@@ -106,7 +120,8 @@ void run_backward(NodeBase& root, const Tensor* grad_output, bool retain_graph) 
                      shape_str(root.shape()));
   }
 
-  std::vector<NodeBase*> order = topological_order(&root);
+  WalkLists& spare = spare_lists();
+  std::vector<NodeBase*> order = topological_order(&root, spare);
   for (NodeBase* node : order)
     if (node->graph_freed)
       throw GraphError(std::string("backward: the graph through '") + node->op +
@@ -132,6 +147,7 @@ void run_backward(NodeBase& root, const Tensor* grad_output, bool retain_graph) 
   if (!retain_graph)
     for (NodeBase* node : order)
       if (!node->is_leaf) node->free_graph();
+  spare.order = std::move(order);  // for the next backward on this thread
 }
 
 }  // namespace

@@ -26,27 +26,29 @@ std::optional<Shape> broadcast_target(const char* op, const Tensor& a, const Ten
 // target), else its broadcast copy, kept in `copy`. xtensor could broadcast v lazily
 // inside the expression, but its strided loop over a stretched [..., 1] operand is
 // some 20x slower than this contiguous copy (layout.hpp) followed by a plain,
-// vectorized loop.
+// vectorized loop. (`copy` stays empty, no array built, when v needs no stretching.)
 template <class T>
-const xt::xarray<T>& stretched(const xt::xarray<T>& v, const std::optional<Shape>& shape, xt::xarray<T>& copy) {
+const xt::xarray<T>& stretched(const xt::xarray<T>& v, const std::optional<Shape>& shape,
+                               std::optional<xt::xarray<T>>& copy) {
   if (!shape || (v.dimension() == shape->size() && std::equal(shape->begin(), shape->end(), v.shape().begin())))
     return v;
   copy = broadcast_to(v, *shape);
-  return copy;
+  return *copy;
 }
 
 // The same in backward, stretching v to the shape of the op's output.
 template <class T>
-const xt::xarray<T>& stretched_like(const xt::xarray<T>& v, const xt::xarray<T>& like, xt::xarray<T>& copy) {
+const xt::xarray<T>& stretched_like(const xt::xarray<T>& v, const xt::xarray<T>& like,
+                                    std::optional<xt::xarray<T>>& copy) {
   if (std::equal(v.shape().begin(), v.shape().end(), like.shape().begin(), like.shape().end())) return v;
   copy = broadcast_to(v, shape_of(like));
-  return copy;
+  return *copy;
 }
 
 template <class T>
 Tensor add_(const Tensor& a, const Tensor& b) {
   const std::optional<Shape> shape = broadcast_target("add", a, b);
-  xt::xarray<T> a_copy = empty_array<T>(), b_copy = empty_array<T>();  // used only when stretched
+  std::optional<xt::xarray<T>> a_copy, b_copy;  // filled only when stretched
   xt::xarray<T> y = stretched(a.data<T>(), shape, a_copy) + stretched(b.data<T>(), shape, b_copy);
   return record<T>("add", std::move(y), {a, b}, [](Node<T>& out) {
     // d(a + b)/da = 1, d(a + b)/db = 1 (b takes the gradient itself: its last use)
@@ -58,7 +60,7 @@ Tensor add_(const Tensor& a, const Tensor& b) {
 template <class T>
 Tensor sub_(const Tensor& a, const Tensor& b) {
   const std::optional<Shape> shape = broadcast_target("sub", a, b);
-  xt::xarray<T> a_copy = empty_array<T>(), b_copy = empty_array<T>();  // used only when stretched
+  std::optional<xt::xarray<T>> a_copy, b_copy;  // filled only when stretched
   xt::xarray<T> y = stretched(a.data<T>(), shape, a_copy) - stretched(b.data<T>(), shape, b_copy);
   return record<T>("sub", std::move(y), {a, b}, [](Node<T>& out) {
     // d(a - b)/da = 1, d(a - b)/db = -1 (a takes the gradient itself: its last use)
@@ -70,11 +72,11 @@ Tensor sub_(const Tensor& a, const Tensor& b) {
 template <class T>
 Tensor mul_(const Tensor& a, const Tensor& b) {
   const std::optional<Shape> shape = broadcast_target("mul", a, b);
-  xt::xarray<T> a_copy = empty_array<T>(), b_copy = empty_array<T>();  // used only when stretched
+  std::optional<xt::xarray<T>> a_copy, b_copy;  // filled only when stretched
   xt::xarray<T> y = stretched(a.data<T>(), shape, a_copy) * stretched(b.data<T>(), shape, b_copy);
   return record<T>("mul", std::move(y), {a, b}, [](Node<T>& out) {
     // d(a * b)/da = b, d(a * b)/db = a
-    xt::xarray<T> a_copy = empty_array<T>(), b_copy = empty_array<T>();  // used only when stretched
+    std::optional<xt::xarray<T>> a_copy, b_copy;  // filled only when stretched
     if (out.input_requires_grad(0))
       out.add_to_input_grad(0, out.grad * stretched_like(out.input(1).value, out.value, b_copy));
     if (out.input_requires_grad(1))
@@ -85,11 +87,11 @@ Tensor mul_(const Tensor& a, const Tensor& b) {
 template <class T>
 Tensor div_(const Tensor& a, const Tensor& b) {
   const std::optional<Shape> shape = broadcast_target("div", a, b);
-  xt::xarray<T> a_copy = empty_array<T>(), b_copy = empty_array<T>();  // used only when stretched
+  std::optional<xt::xarray<T>> a_copy, b_copy;  // filled only when stretched
   xt::xarray<T> y = stretched(a.data<T>(), shape, a_copy) / stretched(b.data<T>(), shape, b_copy);
   return record<T>("div", std::move(y), {a, b}, [](Node<T>& out) {
     // d(a / b)/da = 1 / b, d(a / b)/db = -a / b^2 = -(a / b) / b
-    xt::xarray<T> b_copy = empty_array<T>();
+    std::optional<xt::xarray<T>> b_copy;  // filled only when stretched
     const auto& b = stretched_like(out.input(1).value, out.value, b_copy);
     out.add_to_input_grad(0, out.grad / b);
     out.add_to_input_grad(1, -out.grad * out.value / b);

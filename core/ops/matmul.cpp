@@ -132,6 +132,7 @@ constexpr std::size_t kShareWork = 64 * 1024;
 template <class Product>
 void for_each_product(const MatmulPlan& p, bool disjoint, const Product& product) {
   const std::size_t count = p.products;
+  if (count == 1) return product(0);  // one gemm, which splits itself over the threads
   if (!disjoint) {
     for (std::size_t i = 0; i < count; ++i) product(i);
     return;
