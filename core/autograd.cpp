@@ -18,8 +18,8 @@ namespace attn {
 namespace {
 
 // The walk's two lists are kept from one backward to the next (per thread), so a
-// small graph's backward allocates nothing for them: a malloc and a free each,
-// a tenth of a small op's overhead (docs/benchmarks.md).
+// small graph's backward allocates nothing for them (a malloc and a free each,
+// in every backward: docs/benchmarks.md counts them).
 struct WalkLists {
   std::vector<NodeBase*> order;                          // lent to run_backward, which hands it back
   std::vector<std::pair<NodeBase*, std::size_t>> stack;  // node, next input to visit
