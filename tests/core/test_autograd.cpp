@@ -1,7 +1,9 @@
 #include "../helpers.hpp"
 
+#include <cmath>
 #include <functional>
 #include <sstream>
+#include <thread>
 
 using attn::Tensor;
 
@@ -58,6 +60,41 @@ TEST_CASE("a second backward through a freed graph is a clear error") {
   Tensor y = attn::sum(attn::tanh(x));
   y.backward();
   CHECK_THROWS_WITH_SUBSTR(y.backward(), attn::GraphError, "already freed");
+}
+
+TEST_CASE("backward's walk lists, kept per thread, serve graphs of any size, after errors and on several threads") {
+  // core/autograd.cpp reuses the topological walk's lists from one backward to the next.
+  Tensor x = attn::tensor({0.5, -1.0}, true);
+  Tensor small = attn::sum(attn::tanh(x));
+  small.backward();
+  CHECK_THROWS_AS(small.backward(), attn::GraphError);  // thrown while the walk's order is out
+  x.zero_grad();
+  Tensor big = x;
+  for (int i = 0; i < 200; ++i) big = big * 1.0;  // a longer order than any before on this thread
+  attn::sum(big).backward();
+  CHECK(test::allclose(x.grad(), attn::tensor({1.0, 1.0}), 0.0));
+  x.zero_grad();
+  attn::sum(x * 3.0).backward();  // then a short one again
+  CHECK(test::allclose(x.grad(), attn::tensor({3.0, 3.0}), 0.0));
+
+  // Two threads, each differentiating its own graphs at the same time.
+  std::vector<double> got(2, 0.0);
+  auto work = [&](std::size_t t) {
+    Tensor w = attn::tensor({1.0 + static_cast<double>(t)}, true);
+    for (int i = 0; i < 300; ++i) {
+      Tensor y = w;
+      for (int j = 0; j <= i % 7; ++j) y = y * 2.0;
+      attn::sum(y).backward();  // adds 2^(i % 7 + 1)
+    }
+    got[t] = w.grad().item();
+  };
+  std::thread first(work, 0), second(work, 1);
+  first.join();
+  second.join();
+  double expected = 0;
+  for (int i = 0; i < 300; ++i) expected += std::pow(2.0, i % 7 + 1);
+  CHECK(got[0] == expected);
+  CHECK(got[1] == expected);
 }
 
 TEST_CASE("retain_graph allows a second backward") {
