@@ -1,6 +1,7 @@
 #include "run_dir.hpp"
 
 #include "grid.hpp"
+#include "../models/data/json_file.hpp"
 
 #include <filesystem>
 #include <fstream>
@@ -9,15 +10,8 @@ namespace attn::cli {
 
 namespace fs = std::filesystem;
 
-nlohmann::json read_json(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw IOError(path + ": cannot open (missing or unreadable)");
-  try {
-    return nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& e) {
-    throw IOError(path + ": not valid JSON (" + e.what() + ")");
-  }
-}
+// Bounded in size and depth: run folders are shared between learners.
+nlohmann::json read_json(const std::string& path) { return data::read_json_file(path); }
 
 void write_json(const std::string& path, const nlohmann::json& value) {
   viz::save_text(path, value.dump(2) + "\n");

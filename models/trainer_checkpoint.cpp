@@ -79,7 +79,17 @@ void Trainer::load_checkpoint(const std::string& path) {
   const std::string file = path + ".trainer.npz";
   std::map<std::string, Tensor> state;
   std::vector<std::pair<std::string, Tensor>> optimizer_state;
-  for (auto& [name, t] : nn::load_npz(file)) {
+  // Each array's header is checked against what this trainer needs before any data is read.
+  const Shape generator_shape = {2 * generator_state(default_generator()).size()};
+  auto spec = [&](const std::string& name) -> std::optional<nn::ArraySpec> {
+    if (name.rfind("optimizer.", 0) == 0) return optimizer_->state_spec(name.substr(10));
+    if (name.size() > 10 && name.compare(name.size() - 10, 10, "_generator") == 0) return nn::ArraySpec{generator_shape};
+    if (name == "step" || name == "lr" || name == "epoch_position" || name == "epoch_size" ||
+        name.rfind("schedule.", 0) == 0)
+      return nn::ArraySpec{{1}};
+    return std::nullopt;  // not this trainer's: left unread
+  };
+  for (auto& [name, t] : nn::load_npz(file, spec)) {
     if (name.rfind("optimizer.", 0) == 0) optimizer_state.push_back({name.substr(10), t});
     else state[name] = t;
   }
@@ -90,7 +100,7 @@ void Trainer::load_checkpoint(const std::string& path) {
                   " a learning-rate schedule, this trainer has " + (schedule_ ? "one" : "none"));
 
   nn::load(model_, path + ".npz");
-  optimizer_->load_state(optimizer_state);
+  optimizer_->load_state(std::move(optimizer_state));  // kept as read, not copied
   step_ = static_cast<std::size_t>(state.at("step").item());
 
   // The data: rebuild the current epoch from the generator as it was when the

@@ -29,19 +29,20 @@ void save(const Module& module, const std::string& path) {
 }
 
 void load(Module& module, const std::string& path) {
-  std::map<std::string, Tensor> saved;
-  for (const auto& [name, t] : load_npz(path)) saved.emplace(name, t);
+  NpzReader file(path);  // the zip directory and every .npy header, checked; no value read yet
+  std::map<std::string, std::size_t> saved;  // name -> index in the file
+  for (std::size_t i = 0; i < file.size(); ++i) saved.emplace(file.name(i), i);
   const auto state = module.state();
 
-  // 1. Compare names and shapes, collecting every problem.
+  // 1. Compare names and shapes with the headers, collecting every problem.
   std::vector<std::string> missing, unexpected, mismatched;
   std::set<std::string> wanted;
   for (const auto& [name, t] : state) {
     wanted.insert(name);
     auto found = saved.find(name);
     if (found == saved.end()) missing.push_back(name);
-    else if (found->second.shape() != t->shape())
-      mismatched.push_back(name + " (checkpoint " + shape_str(found->second.shape()) + ", module " +
+    else if (file.header(found->second).shape != t->shape())
+      mismatched.push_back(name + " (checkpoint " + shape_str(file.header(found->second).shape) + ", module " +
                            shape_str(t->shape()) + ")");
   }
   for (const auto& entry : saved)
@@ -54,16 +55,16 @@ void load(Module& module, const std::string& path) {
     throw IOError(message);
   }
 
-  // 2. Copy every value into the module's tensor, in its dtype.
+  // 2. Read every stream to its end once, keeping nothing: a damaged one
+  // (CRC, length) is found before any of the module's values is overwritten.
+  file.verify();
+
+  // 3. Decompress each array straight into the module's tensor, converted to its dtype.
   for (const auto& [name, t] : state) {
-    const Tensor& value = saved.at(name);
-    if (t->dtype() == value.dtype()) {
-      if (t->dtype() == Dtype::Float64) t->data<double>() = value.data<double>();
-      else t->data<float>() = value.data<float>();
-    } else if (t->dtype() == Dtype::Float64) {
-      t->data<double>() = xt::cast<double>(value.data<float>());
-    } else {
-      t->data<float>() = xt::cast<float>(value.data<double>());  // rounds to nearest float
+    try {
+      file.read_into(saved.at(name), *t);
+    } catch (const IOError& e) {
+      throw IOError(std::string(e.what()) + " (the file changed while it was read: the module is partly loaded)");
     }
   }
 }

@@ -24,9 +24,13 @@ void save(const Module& module, const std::string& path);
 // Copies the saved values into the module's own tensors, in place: handles
 // held elsewhere (an optimizer's) see the new values, requires_grad is kept,
 // and values are converted to the module's dtype (float64 <-> float32).
-// Everything is checked first: if the file's names or shapes don't match the
-// module, one IOError lists every missing key, every unexpected key and every
-// shape mismatch, and nothing is changed. File problems are IOErrors too.
+// Everything is checked first, from the zip directory and the .npy headers
+// alone (no value is decompressed for it): if the file's names or shapes don't
+// match the module, one IOError lists every missing key, every unexpected key
+// and every shape mismatch, and nothing is changed. Then every stream is read
+// once to check its length and CRC, and only then decompressed straight into
+// the module's tensors: the peak memory is the model plus a 64 KiB buffer.
+// File problems are IOErrors too (docs/checkpoint-format.md lists them).
 void load(Module& module, const std::string& path);
 
 }  // namespace attn::nn

@@ -126,17 +126,23 @@ class HeaderParser {
   std::size_t pos_ = 0;
 };
 
-// Copies n little-endian values of type Stored into a new array of type T.
+// Converts n little-endian values of type Stored at p into out[0 .. n).
 template <class T, class Stored, class Bits>
-xt::xarray<T> get_values(const char* p, const Shape& shape) {
-  xt::xarray<T> a = xt::xarray<T>::from_shape(shape);
-  for (std::size_t i = 0; i < a.size(); ++i) {
+void get_values(const char* p, std::size_t n, T* out) {
+  for (std::size_t i = 0; i < n; ++i) {
     const Bits bits = get_le<Bits>(p + i * sizeof(Bits));
     Stored v;
     std::memcpy(&v, &bits, sizeof(v));
-    a.flat(i) = static_cast<T>(v);
+    out[i] = static_cast<T>(v);
   }
-  return a;
+}
+
+template <class T>
+void decode_into(const std::string& descr, const char* p, std::size_t n, T* out) {
+  if (descr == "<f8") get_values<T, double, std::uint64_t>(p, n, out);
+  else if (descr == "<f4") get_values<T, float, std::uint32_t>(p, n, out);
+  else if (descr == "<i8") get_values<T, std::int64_t, std::uint64_t>(p, n, out);
+  else get_values<T, std::int32_t, std::uint32_t>(p, n, out);
 }
 
 }  // namespace
@@ -159,7 +165,8 @@ std::string to_npy(const Tensor& t) {
   return out;
 }
 
-Tensor from_npy(const std::string& bytes, const std::string& where) {
+std::size_t npy_data_offset(const std::string& first_bytes, const std::string& where) {
+  const std::string& bytes = first_bytes;
   if (bytes.size() < 8 || bytes.compare(0, kMagic.size(), kMagic) != 0)
     throw IOError(where + ": not a .npy array (it does not start with the magic \\x93NUMPY)");
   const int major = static_cast<unsigned char>(bytes[6]);
@@ -169,41 +176,55 @@ Tensor from_npy(const std::string& bytes, const std::string& where) {
   const std::size_t len_bytes = major == 1 ? 2 : 4;
   if (bytes.size() < 8 + len_bytes) throw IOError(where + ": the .npy file is truncated inside its preamble");
   const std::size_t header_len = major == 1 ? get_le<std::uint16_t>(&bytes[8]) : get_le<std::uint32_t>(&bytes[8]);
-  const std::size_t data_start = 8 + len_bytes + header_len;
-  if (bytes.size() < data_start)
-    throw IOError(where + ": the .npy file is truncated inside its header (" + std::to_string(bytes.size()) +
-                  " bytes, the header ends at byte " + std::to_string(data_start) + ")");
+  if (header_len > kMaxNpyHeader)
+    throw IOError(where + ": the .npy header claims " + std::to_string(header_len) + " bytes, more than the " +
+                  std::to_string(kMaxNpyHeader) + " attn reads");
+  return 8 + len_bytes + header_len;
+}
 
-  std::string descr;
+NpyHeader parse_npy_header(const std::string& head, const std::string& where) {
+  NpyHeader h;
+  h.data_offset = npy_data_offset(head.substr(0, 12), where);
+  if (head.size() < h.data_offset)
+    throw IOError(where + ": the .npy file is truncated inside its header (" + std::to_string(head.size()) +
+                  " bytes, the header ends at byte " + std::to_string(h.data_offset) + ")");
+  const std::size_t header_start = head[6] == 1 ? 10 : 12;
   bool fortran_order = false;
-  Shape shape;
-  const std::string header = bytes.substr(8 + len_bytes, header_len);
-  HeaderParser(header, where).parse(descr, fortran_order, shape);
+  const std::string header = head.substr(header_start, h.data_offset - header_start);
+  HeaderParser(header, where).parse(h.descr, fortran_order, h.shape);
   if (fortran_order)
     throw IOError(where + ": fortran_order True (column-major data) is not supported; save np.ascontiguousarray(a)");
 
-  std::size_t item_size = 0;
-  if (descr == "<f8" || descr == "<i8") item_size = 8;
-  else if (descr == "<f4" || descr == "<i4") item_size = 4;
-  else throw IOError(where + ": unsupported dtype '" + descr + "' (attn reads '<f8', '<f4', '<i8' and '<i4')");
+  if (h.descr == "<f8" || h.descr == "<i8") h.item_size = 8;
+  else if (h.descr == "<f4" || h.descr == "<i4") h.item_size = 4;
+  else throw IOError(where + ": unsupported dtype '" + h.descr + "' (attn reads '<f8', '<f4', '<i8' and '<i4')");
 
   // The number of bytes the shape needs, refusing sizes that overflow.
-  std::size_t expected = item_size;
-  for (std::size_t n : shape) {
-    if (n != 0 && expected > std::numeric_limits<std::size_t>::max() / n)
-      throw IOError(where + ": the shape " + shape_str(shape) + " is impossibly large");
-    expected *= n;
+  h.data_bytes = h.item_size;
+  for (std::size_t n : h.shape) {
+    if (n != 0 && h.data_bytes > std::numeric_limits<std::size_t>::max() / n)
+      throw IOError(where + ": the shape " + shape_str(h.shape) + " is impossibly large");
+    h.data_bytes *= n;
   }
-  const std::size_t actual = bytes.size() - data_start;
-  if (actual != expected)
-    throw IOError(where + ": a " + descr + " array of shape " + shape_str(shape) + " needs " + std::to_string(expected) +
-                  " bytes of data, the file has " + std::to_string(actual) + (actual < expected ? " (truncated)" : ""));
+  return h;
+}
 
-  const char* p = bytes.data() + data_start;
-  if (descr == "<f8") return Tensor(get_values<double, double, std::uint64_t>(p, shape));
-  if (descr == "<f4") return Tensor(get_values<float, float, std::uint32_t>(p, shape));
-  if (descr == "<i8") return Tensor(get_values<double, std::int64_t, std::uint64_t>(p, shape));
-  return Tensor(get_values<double, std::int32_t, std::uint32_t>(p, shape));
+void decode_npy_values(const NpyHeader& header, const char* p, std::size_t count, Tensor& dest, std::size_t first) {
+  if (dest.dtype() == Dtype::Float64) decode_into(header.descr, p, count, dest.data<double>().data() + first);
+  else decode_into(header.descr, p, count, dest.data<float>().data() + first);
+}
+
+Tensor from_npy(const std::string& bytes, const std::string& where) {
+  const NpyHeader h = parse_npy_header(bytes, where);
+  const std::size_t actual = bytes.size() - h.data_offset;
+  if (actual != h.data_bytes)
+    throw IOError(where + ": a " + h.descr + " array of shape " + shape_str(h.shape) + " needs " +
+                  std::to_string(h.data_bytes) + " bytes of data, the file has " + std::to_string(actual) +
+                  (actual < h.data_bytes ? " (truncated)" : ""));
+  Tensor t = h.dtype() == Dtype::Float64 ? Tensor(xt::xarray<double>::from_shape(h.shape))
+                                         : Tensor(xt::xarray<float>::from_shape(h.shape));
+  decode_npy_values(h, bytes.data() + h.data_offset, h.numel(), t, 0);
+  return t;
 }
 
 }  // namespace attn::nn

@@ -21,6 +21,40 @@ namespace attn::nn {
 // '<f8' for a Float64 tensor, '<f4' for a Float32 one.
 std::string to_npy(const Tensor& t);
 
+// What a .npy header says, read before any value (npz.cpp checks it against
+// the zip directory and the module before decompressing the data).
+struct NpyHeader {
+  std::string descr;            // '<f8', '<f4', '<i8' or '<i4'
+  Shape shape;
+  std::size_t data_offset = 0;  // where the values start: preamble + header
+  std::size_t item_size = 0;    // bytes per value
+  std::size_t data_bytes = 0;   // item_size * numel (overflow refused)
+  Dtype dtype() const { return descr == "<f4" ? Dtype::Float32 : Dtype::Float64; }  // integers load as Float64
+  std::size_t numel() const { return item_size ? data_bytes / item_size : 0; }
+};
+
+// What a reader needs an array to be: its shape and the dtype to load it as.
+struct ArraySpec {
+  Shape shape;
+  Dtype dtype = Dtype::Float64;
+};
+
+// The longest header attn reads (numpy's own limit is 10000 bytes).
+constexpr std::size_t kMaxNpyHeader = 65535;
+
+// Where the values start, from the file's first 12 bytes (or fewer, if the
+// file is shorter): the magic, the version and the header's length. Throws
+// an IOError starting with `where` for a bad magic, version or length.
+std::size_t npy_data_offset(const std::string& first_bytes, const std::string& where);
+
+// Parses the header from the file's first npy_data_offset() bytes and checks
+// it: a known dtype, C order, a shape whose byte count does not overflow.
+NpyHeader parse_npy_header(const std::string& head, const std::string& where);
+
+// Converts `count` stored values at `p` (little-endian, header.descr) into
+// dest's flat values [first, first + count), in dest's own dtype.
+void decode_npy_values(const NpyHeader& header, const char* p, std::size_t count, Tensor& dest, std::size_t first);
+
 // The tensor a .npy file holds. '<f8' and '<f4' keep their dtype; integer
 // arrays ('<i8', '<i4') become Float64 tensors. Reads versions 1.0 to 3.0.
 // Anything else (bad magic, a header that doesn't parse, big-endian or other

@@ -15,6 +15,7 @@
 // term by term (tests/nn/test_optim.cpp compares them to 1e-12).
 #pragma once
 
+#include "npy.hpp"  // ArraySpec
 #include "../core/tensor.hpp"
 
 #include <string>
@@ -39,11 +40,21 @@ class Optimizer {
   // The running state (Adam's averages and step counts, SGD's momentum buffers)
   // as named tensors, e.g. "exp_avg.0", for checkpoints (nn/optim_state.cpp);
   // load_state() puts such a list back, checking names and shapes (ValueError).
+  // It copies the values, except those of a list handed over with std::move
+  // whose tensors nothing else holds (a state just read from a file): those
+  // are kept as they are, so loading costs no second copy.
   using State = std::vector<std::pair<std::string, Tensor>>;
   virtual State state() const { return {}; }
-  virtual void load_state(const State& state);
+  void load_state(const State& state) { restore_state(State(state)); }
+  void load_state(State&& state) { restore_state(std::move(state)); }
+
+  // The shape and dtype load_state() needs under `name` ("exp_avg.3": those
+  // of parameter 3), so that a checkpoint's array can be checked before it is
+  // read. ValueError for a name this optimizer does not keep.
+  virtual ArraySpec state_spec(const std::string& name) const;
 
  protected:
+  virtual void restore_state(State state);
   std::vector<Tensor> params_;
 };
 
@@ -58,10 +69,13 @@ class SGD : public Optimizer {
       double weight_decay = 0.0, bool nesterov = false);
   void step() override;
   State state() const override;             // "momentum_buffer.<i>" for every buffer started
-  void load_state(const State& state) override;
+  ArraySpec state_spec(const std::string& name) const override;
 
   double momentum, dampening, weight_decay;
   bool nesterov;
+
+ protected:
+  void restore_state(State state) override;
 
  private:
   std::vector<Tensor> momentum_buffer_;  // undefined until a parameter's first step
@@ -76,12 +90,13 @@ class Adam : public Optimizer {
        double eps = 1e-8, double weight_decay = 0.0);
   void step() override;
   State state() const override;  // "exp_avg.<i>", "exp_avg_sq.<i>", "step.<i>" for every parameter stepped
-  void load_state(const State& state) override;
+  ArraySpec state_spec(const std::string& name) const override;
 
   std::pair<double, double> betas;
   double eps, weight_decay;
 
  protected:
+  void restore_state(State state) override;
   Adam(std::vector<Tensor> params, double lr, std::pair<double, double> betas, double eps, double weight_decay,
        bool decoupled);
   bool decoupled_;               // AdamW: decay p itself, not through the gradient

@@ -1,5 +1,6 @@
 #include "vocab.hpp"
 
+#include "json_file.hpp"
 #include "../../core/errors.hpp"
 
 #include <nlohmann/json.hpp>
@@ -84,7 +85,7 @@ std::string Vocab::to_json() const { return nlohmann::json{{"tokens", tokens_}}.
 Vocab Vocab::from_json(const std::string& text) {
   std::vector<std::string> tokens;
   try {
-    tokens = nlohmann::json::parse(text).at("tokens").get<std::vector<std::string>>();
+    tokens = parse_json(text, "Vocab::from_json").at("tokens").get<std::vector<std::string>>();
   } catch (const nlohmann::json::exception& e) {
     throw IOError(std::string("Vocab::from_json: expected {\"tokens\": [strings]}, got an error: ") + e.what());
   }
