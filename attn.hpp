@@ -47,6 +47,7 @@
 #include "models/data/tasks.hpp"
 #include "models/data/vocab.hpp"
 
+#include "models/alignment_metrics.hpp"
 #include "models/bahdanau.hpp"
 #include "models/decode.hpp"
 #include "models/evaluate.hpp"

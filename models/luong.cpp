@@ -86,7 +86,8 @@ LuongSeq2Seq::LuongSeq2Seq(const LuongConfig& cfg)
     const bool predictive = cfg.attention == LuongAttention::LocalP;
     local_attention = std::make_unique<nn::LocalAttention>(
         make_score(cfg), cfg.window, predictive ? nn::LocalAttention::Mode::Predictive : nn::LocalAttention::Mode::Monotonic,
-        predictive ? cfg.hidden_dim : 0, predictive ? cfg.attention_dim : 0);
+        predictive ? cfg.hidden_dim : 0, predictive ? cfg.attention_dim : 0, default_generator(),
+        predictive ? true : cfg.local_m_gaussian);
     register_module("attention", *local_attention);
   }
   register_module("combine", combine);
@@ -99,6 +100,7 @@ std::string LuongSeq2Seq::extra_repr() const {
                   std::to_string(config.hidden_dim) + ", score=" + luong_score_name(config.score) +
                   ", attention=" + luong_attention_name(config.attention);
   if (config.attention != LuongAttention::Global) s += ", window=" + std::to_string(config.window);
+  if (config.attention == LuongAttention::LocalM && config.local_m_gaussian) s += ", local_m_gaussian=true";
   if (!config.input_feeding) s += ", input_feeding=false";
   return s;
 }
@@ -110,8 +112,8 @@ DecoderState LuongSeq2Seq::start(const Index& src, const std::vector<std::size_t
   DecoderState state;
   state.src_lengths = src_lengths;
   state.tensors["memory"] = encoded.output;              // [B, S, H]
-  if (global_attention)                                  // W h_j for general, W_h h_j for concat: once
-    state.tensors["keys"] = global_attention->score().precompute_keys(encoded.output);
+  nn::Score& score = global_attention ? global_attention->score() : local_attention->score();
+  state.tensors["keys"] = score.precompute_keys(encoded.output);  // W h_j for general, W_h h_j for concat: once
   state.tensors["h"] = select(encoded.h, 0, 0);          // s_0 = h_m: [B, H]
   state.tensors["c"] = select(encoded.c, 0, 0);
   state.tensors["feed"] = zeros({src.shape()[0], config.hidden_dim}, encoded.output.dtype());  // ~s_0 = 0
@@ -130,7 +132,7 @@ Tensor LuongSeq2Seq::decode(DecoderState& state, const Tensor& y_prev, std::size
   nn::AttentionOutput a =
       global_attention ? global_attention->forward_precomputed(query, state.tensors.at("keys"), memory,
                                                                nn::padding_mask(lengths, memory.size(1)))
-                       : local_attention->forward(query, memory, memory, lengths, t);
+                       : local_attention->forward_precomputed(query, state.tensors.at("keys"), memory, lengths, t);
   Tensor context = select(a.context, 1, 0);                                                 // c_t: [B, H]
   Tensor attentional = tanh(combine(concat({context, s.h}, 1)));                            // ~s_t: [B, H]
   state.tensors["feed"] = attentional;

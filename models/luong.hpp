@@ -8,7 +8,8 @@
 //             general  e_tj = s_t^T W h_j
 //             concat   e_tj = v^T tanh(W [s_t; h_j])
 //   weights   a_tj = softmax_j(e_tj)                       global: over the whole source
-//             local-m / local-p: only over [p_t - D, p_t + D], times a Gaussian
+//             local-m / local-p: only the window [p_t - D, p_t + D] is scored; local-p
+//             (and local-m with local_m_gaussian) times a Gaussian
 //             exp(-(j - p_t)^2 / (2 sigma^2)), sigma = D / 2 (nn/attention/local.hpp)
 //   context   c_t = sum_j a_tj h_j
 //   attentional state  ~s_t = tanh(W_c [c_t; s_t])
@@ -49,6 +50,7 @@ struct LuongConfig {
   LuongScore score = LuongScore::General;
   LuongAttention attention = LuongAttention::Global;
   std::size_t window = 2;          // D, local attention only
+  bool local_m_gaussian = false;   // local-m times local-p's Gaussian (the paper's local-m has none)
   std::size_t attention_dim = 64;  // concat score's W and local-p's W_p: [A, .]
   bool input_feeding = true;
 };

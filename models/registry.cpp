@@ -84,14 +84,17 @@ json luong_fields(const json& in, LuongConfig& c, const std::string& name) {
   f.read("window", c.window);
   f.read("attention_dim", c.attention_dim);
   f.read("input_feeding", c.input_feeding);
+  f.read("local_m_gaussian", c.local_m_gaussian);
   f.check_unknown();
   c.score = luong_score_from_name(score);
   c.attention = luong_attention_from_name(attention);
   if (name == "luong-local" && c.attention == LuongAttention::Global)
     throw ValueError("model config of 'luong-local': attention must be local-m or local-p, got global");
-  return {{"model", name},           {"embed_dim", c.embed_dim}, {"hidden_dim", c.hidden_dim},
-          {"score", score},          {"attention", attention},   {"window", c.window},
-          {"attention_dim", c.attention_dim}, {"input_feeding", c.input_feeding}};
+  json out = {{"model", name},           {"embed_dim", c.embed_dim}, {"hidden_dim", c.hidden_dim},
+              {"score", score},          {"attention", attention},   {"window", c.window},
+              {"attention_dim", c.attention_dim}, {"input_feeding", c.input_feeding}};
+  if (c.local_m_gaussian) out["local_m_gaussian"] = true;  // written only when set: older configs stay as they were
+  return out;
 }
 
 json transformer_fields(const json& in, TransformerConfig& c) {

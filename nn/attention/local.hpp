@@ -5,16 +5,20 @@
 //   local-m (monotonic):  p_t = t                  (source and target roughly in step)
 //   local-p (predictive): p_t = S * sigmoid(v_p^T tanh(W_p s_t)),  S the source length
 //
-// The weights are the usual softmax of the scores, but only over the window
-// [p_t - D, p_t + D] (and never on padding), then multiplied by a Gaussian
-// centred on p_t, which favours positions near p_t:
+// Only the keys in the window [p_t - D, p_t + D] are gathered and scored, so the
+// scores, the softmax and the weighted sum cost O(D) per step, not O(S) (laying the
+// weights into a row of S for the caller is the one O(S) copy left). The weights are the softmax of those scores (never
+// on padding):
 //
-//   a_tj = softmax_{j in window}(e_tj) * exp(-(j - p_t)^2 / (2 sigma^2)),  sigma = D / 2
+//   local-m (paper, eq. 7-8):  a_tj = softmax_{j in window}(e_tj)
+//   local-p (paper, eq. 10):   a_tj = softmax_{j in window}(e_tj) * exp(-(j - p_t)^2 / (2 sigma^2)),  sigma = D / 2
 //
-// so they sum to at most 1. The window itself is a hard mask (no gradient), but the
-// Gaussian is differentiable in p_t: that is how local-p learns W_p and v_p.
-// Positions j count from 0; a window that falls entirely in the padding (local-m
-// with t far beyond the source length) gives weights and context of 0.
+// The Gaussian is on for local-p and off for local-m, as in the paper; `gaussian`
+// turns it on or off for either. With it the weights sum to at most 1. The window
+// itself is a hard selection (no gradient), but the Gaussian is differentiable in
+// p_t: that is how local-p learns W_p and v_p. Positions j count from 0; a window
+// that falls entirely in the padding (local-m with t far beyond the source
+// length) gives weights and context of 0.
 #pragma once
 
 #include "attention.hpp"
@@ -30,19 +34,27 @@ class LocalAttention : public Module {
 
   // window_radius is D (the window has 2D + 1 positions). query_dim and
   // attn_dim size W_p [attn_dim, query_dim] and v_p [attn_dim], used by local-p only.
+  // gaussian defaults to the paper's choice: on for local-p, off for local-m.
   LocalAttention(std::unique_ptr<Score> score, std::size_t window_radius, Mode mode, std::size_t query_dim = 0,
-                 std::size_t attn_dim = 0, Generator& gen = default_generator());
+                 std::size_t attn_dim = 0, Generator& gen = default_generator(),
+                 std::optional<bool> gaussian = std::nullopt);
 
   // query [B, Tq, Dq]: the decoder states of steps first_step, first_step + 1, ...
   // (a decoder running one step at a time passes Tq = 1 and first_step = t).
   // keys [B, Tk, Dk], values [B, Tk, Dv]; lengths [B]: valid source lengths S
-  // (all Tk when absent). Returns {context [B, Tq, Dv], weights [B, Tq, Tk]}.
+  // (all Tk when absent). Returns {context [B, Tq, Dv], weights [B, Tq, Tk]}
+  // (the window's weights laid into the source row, 0 outside it).
   AttentionOutput forward(const Tensor& query, const Tensor& keys, const Tensor& values,
                           const std::optional<Index>& lengths = std::nullopt, std::size_t first_step = 0);
   AttentionOutput operator()(const Tensor& query, const Tensor& keys, const Tensor& values,
                              const std::optional<Index>& lengths = std::nullopt, std::size_t first_step = 0) {
     return forward(query, keys, values, lengths, first_step);
   }
+  // The same with keys already passed through score().precompute_keys(keys), once
+  // per sentence (general's W h_j, concat's W_h h_j).
+  AttentionOutput forward_precomputed(const Tensor& query, const Tensor& precomputed_keys, const Tensor& values,
+                                      const std::optional<Index>& lengths = std::nullopt,
+                                      std::size_t first_step = 0);
 
   Score& score() { return *score_; }
   const Tensor& last_weights() const { return last_weights_; }      // [B, Tq, Tk], detached
@@ -52,6 +64,7 @@ class LocalAttention : public Module {
   std::size_t window_radius;  // D
   double sigma;               // D / 2
   Mode mode;
+  bool gaussian;              // multiply by exp(-(j - p_t)^2 / (2 sigma^2))
   std::size_t query_dim, attn_dim;
   Tensor W_p;  // [attn_dim, query_dim], local-p only
   Tensor v_p;  // [attn_dim], local-p only

@@ -105,20 +105,18 @@ ConcatScore::ConcatScore(std::size_t query_dim, std::size_t key_dim, std::size_t
 
 Tensor ConcatScore::precompute_keys(const Tensor& keys) const {
   check_seq("ConcatScore", "keys", keys, key_dim);
-  return keys;  // W mixes s_t and h_j, nothing depends on the keys alone
+  Tensor W_h = narrow(W, 1, query_dim, key_dim);  // the columns of W that multiply h_j: [A, Dk]
+  return linear(keys, W_h);                       // W_h h_j, once per sentence: [B, Tk, Dk] x [A, Dk]^T -> [B, Tk, A]
 }
 
-Tensor ConcatScore::forward_precomputed(const Tensor& query, const Tensor& keys) const {
+Tensor ConcatScore::forward_precomputed(const Tensor& query, const Tensor& projected_keys) const {
   check_seq("ConcatScore", "query", query, query_dim);
-  check_seq("ConcatScore", "keys", keys, key_dim);
-  check_same_batch("ConcatScore", query, keys);
-  const std::size_t B = query.size(0), Tq = query.size(1), Tk = keys.size(1);
-  // Every (t, j) pair side by side: [s_t; h_j].
-  Tensor s = expand(unsqueeze(query, 2), {B, Tq, Tk, query_dim});  // [B, Tq, 1, Dq] -> [B, Tq, Tk, Dq]
-  Tensor h = expand(unsqueeze(keys, 1), {B, Tq, Tk, key_dim});     // [B, 1, Tk, Dk] -> [B, Tq, Tk, Dk]
-  Tensor pairs = concat({s, h}, -1);                                // [B, Tq, Tk, Dq + Dk]
-  Tensor hidden = tanh(linear(pairs, W));                           // [B, Tq, Tk, A]
-  return dot_with_v(hidden, v);                                     // [B, Tq, Tk]
+  check_seq("ConcatScore", "projected keys", projected_keys, attn_dim);
+  check_same_batch("ConcatScore", query, projected_keys);
+  // W [s_t; h_j] = W_s s_t + W_h h_j: the pair's hidden layer is a sum of two halves,
+  // so v^T tanh(W_s s_t + W_h h_j) is the additive score (the same fused op).
+  Tensor W_s = narrow(W, 1, 0, query_dim);  // the columns of W that multiply s_t: [A, Dq]
+  return additive_score(linear(query, W_s), projected_keys, v);  // [B, Tq, A], [B, Tk, A], [A] -> [B, Tq, Tk]
 }
 
 std::string ConcatScore::extra_repr() const {

@@ -10,7 +10,7 @@
 //   ConcatScore     e_tj = v^T tanh(W [s_t; h_j])           (Luong "concat")
 //   AdditiveScore   e_tj = v^T tanh(W1 s_t + W2 h_j)        (Bahdanau, an MLP)
 //
-// Part of the work may depend on the keys only (W h_j, W2 h_j). A decoder that
+// Part of the work may depend on the keys only (W h_j, W_h h_j, W2 h_j). A decoder that
 // scores the same encoder states at every step does it once per sequence:
 //
 //   Tensor pk = score.precompute_keys(h);            // once
@@ -73,17 +73,19 @@ class GeneralScore : public Score {
 };
 
 // e_tj = v^T tanh(W [s_t; h_j]) with W [A, Dq + Dk], v [A]: a one-layer MLP on
-// every (query, key) pair. Since W [s; h] = W_s s + W_h h, it is the additive
-// score with one matrix split in two; Luong applies it to the current state s_t.
+// every (query, key) pair. Since W [s; h] = W_s s + W_h h (W_s, W_h: W's first Dq
+// and last Dk columns), precompute_keys gives W_h h_j [B, Tk, A] once per
+// sentence, and each step adds W_s s_t: the additive score with one matrix split
+// in two. Luong applies it to the current state s_t, Bahdanau to s_{t-1}.
 class ConcatScore : public Score {
  public:
   ConcatScore(std::size_t query_dim, std::size_t key_dim, std::size_t attn_dim, Generator& gen = default_generator());
   Tensor precompute_keys(const Tensor& keys) const override;
-  Tensor forward_precomputed(const Tensor& query, const Tensor& keys) const override;
+  Tensor forward_precomputed(const Tensor& query, const Tensor& projected_keys) const override;
   std::string extra_repr() const override;
 
   std::size_t query_dim, key_dim, attn_dim;
-  Tensor W;  // [attn_dim, query_dim + key_dim]
+  Tensor W;  // [attn_dim, query_dim + key_dim] = [W_s, W_h]
   Tensor v;  // [attn_dim]
 };
 

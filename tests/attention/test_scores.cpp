@@ -97,6 +97,35 @@ TEST_CASE("ConcatScore: v^T tanh(W [s; h]), values, names and gradients") {
   check_precomputed_matches(score, q, k);
 }
 
+TEST_CASE("ConcatScore split as W_s s + W_h h equals the pairwise W [s; h], values and gradients") {
+  attn::manual_seed(14);
+  nn::ConcatScore score(3, 2, 4);
+  Tensor q = test::randn({2, 3, 3}, 11), k = test::randn({2, 5, 2}, 12);
+  // The score as first written: every (t, j) pair concatenated, then one matrix W.
+  auto pairwise = [&](const Tensor& query, const Tensor& keys) {
+    const std::size_t B = query.size(0), Tq = query.size(1), Tk = keys.size(1);
+    Tensor s = attn::expand(attn::unsqueeze(query, 2), {B, Tq, Tk, 3});  // [B, Tq, Tk, Dq]
+    Tensor h = attn::expand(attn::unsqueeze(keys, 1), {B, Tq, Tk, 2});   // [B, Tq, Tk, Dk]
+    Tensor hidden = attn::tanh(attn::linear(attn::concat({s, h}, -1), score.W));  // [B, Tq, Tk, A]
+    return attn::matmul(hidden, score.v);                                          // [B, Tq, Tk]
+  };
+  Tensor split = score(q, k), old = pairwise(q, k);
+  CHECK(test::allclose(split, old, 1e-14));
+  CHECK(score.precompute_keys(k).shape() == attn::Shape{2, 5, 4});  // W_h h_j, once per sentence
+  Tensor w = test::randn({2, 3, 5}, 13, false);
+  auto grads = [&](Tensor loss) {
+    for (Tensor t : {q, k, score.W, score.v}) t.zero_grad();
+    loss.backward();
+    std::vector<xt::xarray<double>> g;
+    for (const Tensor& t : {q, k, score.W, score.v}) g.push_back(t.grad().to_array());
+    return g;
+  };
+  auto g_split = grads(attn::sum(split * w)), g_old = grads(attn::sum(old * w));
+  for (std::size_t i = 0; i < g_split.size(); ++i) CHECK(xt::allclose(g_split[i], g_old[i], 1e-12, 1e-14));
+  CHECK_GRADCHECK([&](const Inputs& in) { return score.forward_precomputed(in[0], score.precompute_keys(in[1])); },
+                  with_parameters(score, {q, k}));
+}
+
 TEST_CASE("AdditiveScore: v^T tanh(W1 s + W2 h), values, names, gradients, cached keys") {
   attn::manual_seed(12);
   nn::AdditiveScore score(3, 2, 4);
