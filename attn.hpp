@@ -44,6 +44,7 @@
 
 #include "models/data/batch.hpp"
 #include "models/data/corpus.hpp"
+#include "models/data/gettext.hpp"
 #include "models/data/tasks.hpp"
 #include "models/data/vocab.hpp"
 

@@ -18,6 +18,7 @@ void add_eval_command(CLI::App& app);
 void add_translate_command(CLI::App& app);
 void add_heatmap_command(CLI::App& app);
 void add_graph_command(CLI::App& app);
+void add_corpus_command(CLI::App& app);  // corpus.cpp
 
 // What `train` and `demo` share: trains (or resumes) the run described by
 // `config` into `out`, showing a progress bar; returns the final evaluation.
@@ -27,8 +28,11 @@ struct TrainResult {
 };
 TrainResult train_run(nlohmann::json config, const std::string& out, bool resume);
 
-// Decodes sentences of the run's task; strict: unknown tokens are an error naming them.
+// Decodes sentences of the run's task; unknown tokens read as <unk>, with a note on standard error.
 std::vector<models::Hypothesis> translate(Run& run, const std::vector<data::Tokens>& sentences, std::size_t beam);
+// The same with every decoding option (its max_len is set by decode_limit).
+std::vector<models::Hypothesis> translate(Run& run, const std::vector<data::Tokens>& sentences,
+                                          models::DecodeOptions options);
 
 // How many tokens decoding may write for sources of up to `src_len` tokens: 2 * src_len + 10,
 // but never past what a Transformer's positional encoding covers (its "max_len").

@@ -22,20 +22,24 @@ CLI::Validator count_check() {
 }
 
 std::vector<models::Hypothesis> translate(Run& run, const std::vector<data::Tokens>& sentences, std::size_t beam) {
+  models::DecodeOptions options;
+  options.beam_size = beam;
+  return translate(run, sentences, options);
+}
+
+std::vector<models::Hypothesis> translate(Run& run, const std::vector<data::Tokens>& sentences,
+                                          models::DecodeOptions options) {
   std::vector<data::Example> examples;
   for (const auto& s : sentences) {
     if (s.empty()) throw ValueError("translate: an input sentence is empty");
-    for (std::size_t i = 0; i < s.size(); ++i)
+    for (std::size_t i = 0; i < s.size(); ++i)  // make_batch reads them as <unk>, as eval does
       if (!run.src_vocab.contains(s[i]))
-        throw ValueError("translate: unknown token '" + s[i] + "' at position " + std::to_string(i) +
-                         " (not in the model's source vocabulary)");
+        std::cerr << "note: '" << s[i] << "' is not in the model's source vocabulary: read as <unk>\n";
     examples.push_back({s, {"x"}, {}});
   }
   data::Batch batch = data::make_batch(examples, run.src_vocab, run.tgt_vocab);
-  models::DecodeOptions options;
   options.max_len = decode_limit(run.config.at("model"), batch.src.shape()[1]);
-  options.beam_size = beam;
-  return beam > 1 ? models::beam_search(*run.model, batch.src, batch.src_lengths, options)
+  return options.beam_size > 1 ? models::beam_search(*run.model, batch.src, batch.src_lengths, options)
                   : models::greedy_decode(*run.model, batch.src, batch.src_lengths, options);
 }
 
@@ -57,10 +61,15 @@ std::vector<std::string> output_labels(const Run& run, const models::Hypothesis&
 }  // namespace
 
 void add_eval_command(CLI::App& app) {
-  auto dir = std::make_shared<std::string>();
+  struct Options {
+    std::string dir, predictions;
+  };
+  auto o = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand("eval", "Evaluate a checkpoint on its task's held-out set");
-  cmd->add_option("--checkpoint", *dir, "a directory written by attn train")->required();
-  cmd->callback([dir] {
+  cmd->add_option("--checkpoint", o->dir, "a directory written by attn train")->required();
+  cmd->add_option("--predictions", o->predictions, "also write FILE.tsv: source<TAB>reference<TAB>output per line");
+  cmd->callback([o] {
+    const std::string* dir = &o->dir;
     Run run = load_run(*dir);
     if (run.is_grid()) return eval_grid(run);
     TaskData task;
@@ -69,14 +78,33 @@ void add_eval_command(CLI::App& app) {
     } catch (const std::exception& e) {
       throw IOError(*dir + "/config.json: its task cannot be rebuilt: " + e.what());
     }
-    models::Evaluation e = models::evaluate(*run.model, task.split.test, run.src_vocab, run.tgt_vocab);
-    std::printf("%zu test sentences: exact match %.1f%%, token accuracy %.1f%%, loss %.4f\n", e.overall.sentences,
-                100 * e.overall.exact_match(), 100 * e.overall.token_accuracy(), e.loss);
+    models::EvaluateOptions options;
+    options.keep_predictions = !o->predictions.empty();
+    std::size_t longest = 0;
+    for (const auto& example : task.split.test) longest = std::max(longest, example.src.size());
+    options.max_len = decode_limit(run.config.at("model"), longest);
+    models::Evaluation e = models::evaluate(*run.model, task.split.test, run.src_vocab, run.tgt_vocab, options);
+    std::printf("%zu test sentences: exact match %.1f%%, token accuracy %.1f%%, BLEU %.2f, loss %.4f\n",
+                e.overall.sentences, 100 * e.overall.exact_match(), 100 * e.overall.token_accuracy(),
+                100 * models::bleu_from_stats(e.bleu).score, e.loss);
     if (e.alignment.steps)
       std::printf("attention peak on the gold source position: %.1f%% of %zu steps\n", 100 * e.alignment.hit_rate(),
                   e.alignment.steps);
-    std::printf("source length  sentences  exact match\n");
-    for (const auto& [len, c] : e.by_length) std::printf("%13zu  %9zu  %10.1f%%\n", len, c.sentences, 100 * c.exact_match());
+    std::printf("source length  sentences  exact match   BLEU\n");
+    for (const auto& [len, c] : e.by_length)
+      std::printf("%13zu  %9zu  %10.1f%%  %5.2f\n", len, c.sentences, 100 * c.exact_match(),
+                  100 * models::bleu_from_stats(e.bleu_by_length.at(len)).score);
+    if (!o->predictions.empty()) {
+      std::string text;
+      const nlohmann::json& task_config = run.config.at("task");
+      for (const models::Prediction& p : e.predictions) {
+        const data::Example& example = task.split.test[p.index];
+        text += detokenize(task_config, example.src) + "\t" + detokenize(task_config, example.tgt) + "\t" +
+                detokenize(task_config, p.hypothesis) + "\n";
+      }
+      viz::save_text(o->predictions, text);
+      std::printf("wrote %s\n", o->predictions.c_str());
+    }
   });
 }
 
@@ -84,6 +112,7 @@ void add_translate_command(CLI::App& app) {
   struct Options {
     std::string dir;
     std::size_t beam = 1;
+    double alpha = 0.0, beta = 0.0;
     bool show = false;
     std::vector<std::string> texts;
   };
@@ -91,6 +120,12 @@ void add_translate_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("translate", "Decode sentences with a checkpoint");
   cmd->add_option("--checkpoint", o->dir)->required();
   cmd->add_option("--beam", o->beam, "beam size (1: greedy)")->check(CLI::Range(1, 64))->capture_default_str();
+  cmd->add_option("--length-penalty", o->alpha,
+                  "with --beam: GNMT's alpha, score = log p / ((5 + |Y|) / 6)^alpha (0: plain log p)")
+      ->check(CLI::Range(0.0, 10.0))->capture_default_str();
+  cmd->add_option("--coverage-penalty", o->beta,
+                  "with --beam: GNMT's beta, score + beta * sum_i log min(attention on word i, 1) (0: off)")
+      ->check(CLI::Range(0.0, 10.0))->capture_default_str();
   cmd->add_flag("--show-attention", o->show, "print each translation's attention as a terminal heatmap");
   cmd->add_option("text", o->texts, "the sentences (for the grid captioner: scenes, e.g. \"red square top left\")")
       ->required();
@@ -107,7 +142,14 @@ void add_translate_command(CLI::App& app) {
     }
     std::vector<data::Tokens> inputs;
     for (const auto& t : o->texts) inputs.push_back(tokenize(run.config.at("task"), t));
-    auto hyps = translate(run, inputs, o->beam);
+    if ((o->alpha > 0 || o->beta > 0) && o->beam < 2)
+      throw ValueError("translate: --length-penalty and --coverage-penalty rank beam search's outputs: add --beam 2 or more");
+    models::DecodeOptions options;
+    options.beam_size = o->beam;
+    if (o->alpha > 0) options.length_penalty = models::LengthPenalty::GNMT;
+    options.alpha = o->alpha;
+    options.coverage_penalty = o->beta;
+    auto hyps = translate(run, inputs, options);
     for (std::size_t i = 0; i < hyps.size(); ++i) {
       const data::Tokens out = run.tgt_vocab.decode(hyps[i].tokens);
       std::cout << o->texts[i] << "  ->  " << detokenize(run.config.at("task"), out) << "\n";

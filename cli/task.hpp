@@ -2,8 +2,10 @@
 // can say what it was trained on:
 //   {"name": "reverse", "vocab_size": 10, "min_length": 5, "max_length": 15, "n_train": 20000, "n_test": 500}
 //   {"name": "dates", "n_train": 20000, "n_test": 1000}
-//   {"name": "tsv", "file": "/abs/path/fra.txt", "char_level": false, "lowercase": true, "max_length": 10,
-//    "skip_malformed": false, ...}   (a malformed line is an error naming its number, unless skipped)
+//   {"name": "tsv", "file": "/abs/path/fra.txt", "char_level": false, "lowercase": true, "split_punctuation": true,
+//    "max_length": 12, "test_fraction": 0.05, "test_file": "", "min_freq": 1, "max_vocab": 0,
+//    "skip_malformed": false, "checksum": "..."}   (a malformed line is an error naming its number, unless
+//    skipped; the checksum of the file, recorded by train, makes eval refuse a file that has changed)
 //   {"name": "grid", ...}   chapter 4's captioned grids: cli/grid.hpp
 #pragma once
 
@@ -30,11 +32,12 @@ struct TaskData {
 nlohmann::json default_task_config(const std::string& task);
 
 // Generates (or loads) the examples of a sequence task (not grid); the split is
-// reproducible from `seed`.
+// reproducible from `seed`. For a corpus, the returned config holds the file's
+// checksum (an IOError if the config already held another).
 TaskData make_task(const nlohmann::json& config, std::uint64_t seed);
 
-// How a user's sentence is cut into tokens for this task: characters for
-// dates and character-level corpora, whitespace otherwise.
+// How a user's sentence is cut into tokens for this task: as the corpus was
+// (lowercased, punctuation split), characters for dates, whitespace otherwise.
 data::Tokens tokenize(const nlohmann::json& task_config, const std::string& text);
 std::string detokenize(const nlohmann::json& task_config, const data::Tokens& tokens);
 

@@ -31,6 +31,7 @@ TrainResult train_run(nlohmann::json config, const std::string& out, bool resume
   const std::uint64_t seed = config.at("seed");
   manual_seed(seed);
   TaskData task = make_task(config.at("task"), seed);
+  config["task"] = task.config;  // with the corpus' checksum
   if (!task.warning.empty()) std::cout << "warning: " << task.warning << std::endl;
   std::unique_ptr<models::Seq2Seq> model =
       models::make_model(config.at("model"), task.src_vocab.size(), task.tgt_vocab.size());
@@ -72,8 +73,9 @@ TrainResult train_run(nlohmann::json config, const std::string& out, bool resume
   trainer.on_evaluation = [&](const models::Evaluation& e) {
     if (e.step >= options.steps) return;  // the final one is printed by the caller
     bar.finish();
-    std::printf("  eval at step %zu: exact match %.1f%%, token accuracy %.1f%%\n", e.step,
-                100 * e.overall.exact_match(), 100 * e.overall.token_accuracy());
+    std::printf("  eval at step %zu: exact match %.1f%%, token accuracy %.1f%%, BLEU %.2f\n", e.step,
+                100 * e.overall.exact_match(), 100 * e.overall.token_accuracy(),
+                100 * models::bleu_from_stats(e.bleu).score);
   };
   trainer.train();
   bar.finish();
@@ -91,6 +93,11 @@ void add_train_command(CLI::App& app) {
     std::vector<std::string> settings;
     std::size_t min_length = 0, max_length = 0, n_train = 0;
     bool skip_malformed = false;
+    // FILE.tsv only
+    bool lowercase = true, split_punctuation = true, char_level = false;
+    double valid_fraction = 0.05;
+    std::string test_file;
+    std::size_t min_freq = 1, max_vocab = 0;
   };
   auto o = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand("train", "Train a chapter's model on a task; checkpoints go to --out");
@@ -114,6 +121,17 @@ void add_train_command(CLI::App& app) {
       ->check(count_check());
   cmd->add_option("--n-train", o->n_train, "training examples to generate")->check(count_check());
   cmd->add_flag("--skip-malformed", o->skip_malformed, "FILE.tsv: skip malformed lines instead of stopping at the first");
+  cmd->add_flag("--lowercase,!--no-lowercase", o->lowercase, "FILE.tsv: lowercase both sides (default: on)");
+  cmd->add_flag("--split-punctuation,!--no-split-punctuation", o->split_punctuation,
+                "FILE.tsv: punctuation and French elisions as words of their own (default: on)");
+  cmd->add_flag("--char-level", o->char_level, "FILE.tsv: one token per character instead of per word");
+  cmd->add_option("--valid-fraction", o->valid_fraction, "FILE.tsv: the share of pairs held out for evaluation")
+      ->check(CLI::Range(0.0, 1.0))->capture_default_str();
+  cmd->add_option("--test-file", o->test_file, "FILE.tsv: held-out pairs from this file instead (all of FILE trains)");
+  cmd->add_option("--min-freq", o->min_freq, "FILE.tsv: words seen fewer times in training read as <unk>")
+      ->check(count_check())->capture_default_str();
+  cmd->add_option("--max-vocab", o->max_vocab, "FILE.tsv: keep the most frequent words per side only (0: all)")
+      ->check(count_check())->capture_default_str();
   cmd->add_option("--set", o->settings, "a model setting KEY=VALUE, e.g. --set decoder_dim=128 (repeatable)");
   cmd->add_option("--seed", o->seed)->check(count_check())->capture_default_str();
   cmd->add_option("--out", o->out, "the checkpoint directory");
@@ -123,7 +141,9 @@ void add_train_command(CLI::App& app) {
       // The run continues as its config.json says: only the number of steps may change.
       for (const char* flag : {"--model", "--task", "--set", "--batch-size", "--lr", "--clip", "--label-smoothing",
                                "--dtype", "--min-length", "--max-length", "--n-train", "--seed", "--out",
-                               "--skip-malformed", "--eval-every", "--checkpoint-every"})
+                               "--skip-malformed", "--eval-every", "--checkpoint-every", "--lowercase",
+                               "--split-punctuation", "--char-level", "--valid-fraction", "--test-file", "--min-freq",
+                               "--max-vocab"})
         if (cmd->count(flag))
           throw ValueError(std::string("train --resume: ") + flag +
                            " cannot change a run (it continues as its config.json describes; only --steps may change)");
@@ -135,7 +155,8 @@ void add_train_command(CLI::App& app) {
                          "optimizer state); train again with more --steps");
       if (cmd->count("--steps")) config["train"]["steps"] = o->steps;
       const TrainResult r = train_run(config, o->resume, true);
-      std::printf("exact match on the test set: %.1f%%\n", 100 * r.evaluation.overall.exact_match());
+      std::printf("exact match on the test set: %.1f%%, BLEU %.2f\n", 100 * r.evaluation.overall.exact_match(),
+                  100 * models::bleu_from_stats(r.evaluation.bleu).score);
       return;
     }
     if (o->out.empty()) throw ValueError("train: --out DIR is required (where checkpoints go)");
@@ -152,6 +173,20 @@ void add_train_command(CLI::App& app) {
     if (o->max_length) task["max_length"] = o->max_length;
     if (o->n_train) task["n_train"] = o->n_train;
     if (o->skip_malformed) task["skip_malformed"] = true;
+    if (task.at("name") == "tsv") {
+      task["lowercase"] = o->lowercase;
+      task["split_punctuation"] = o->split_punctuation && !o->char_level;
+      task["char_level"] = o->char_level;
+      task["test_fraction"] = o->valid_fraction;
+      task["min_freq"] = o->min_freq;
+      task["max_vocab"] = o->max_vocab;
+      if (!o->test_file.empty())
+        task["test_file"] = std::filesystem::absolute(o->test_file).lexically_normal().string();
+    } else {
+      for (const char* flag : {"--lowercase", "--split-punctuation", "--char-level", "--valid-fraction", "--test-file",
+                               "--min-freq", "--max-vocab"})
+        if (cmd->count(flag)) throw ValueError(std::string("train: ") + flag + " is for a FILE.tsv task only");
+    }
     nlohmann::json config = {{"model", model}, {"task", task}, {"seed", o->seed}, {"dtype", o->dtype},
                              {"train",
                               {{"steps", o->steps},
@@ -163,7 +198,8 @@ void add_train_command(CLI::App& app) {
                                {"checkpoint_every", o->checkpoint_every}}}};
     if (o->model == "grid") return train_grid_run(config, o->out);
     const TrainResult r = train_run(config, o->out, false);
-    std::printf("exact match on the test set: %.1f%%  (checkpoint: %s)\n", 100 * r.evaluation.overall.exact_match(),
+    std::printf("exact match on the test set: %.1f%%, BLEU %.2f  (checkpoint: %s)\n",
+                100 * r.evaluation.overall.exact_match(), 100 * models::bleu_from_stats(r.evaluation.bleu).score,
                 o->out.c_str());
   });
 }

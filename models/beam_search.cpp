@@ -80,6 +80,13 @@ std::vector<std::vector<Hypothesis>> beam_search_n_best(Seq2Seq& model, const In
   check_source("beam_search", src, src_lengths);
   if (options.beam_size < 1) throw ValueError("beam_search: beam_size must be at least 1, got 0");
   if (options.max_len < 1) throw ValueError("beam_search: max_len must be at least 1, got 0");
+  if (options.coverage_penalty < 0)
+    throw ValueError("beam_search: coverage_penalty (beta) must be >= 0, got " + std::to_string(options.coverage_penalty));
+  const std::string coverage_name =
+      options.coverage_attention.empty() ? model.main_attention() : options.coverage_attention;
+  if (options.coverage_penalty > 0 && coverage_name.empty())
+    throw ValueError("beam_search: a coverage penalty needs attention, and this model (" + model.type_name() +
+                     ") has none");
   no_grad guard;
   detail::EvalScope eval(model);
 
@@ -137,7 +144,8 @@ std::vector<std::vector<Hypothesis>> beam_search_n_best(Seq2Seq& model, const In
       for (const Ending& e : endings[b]) best_ended = std::max(best_ended, e.hypothesis.score);
       const double best_live = *std::max_element(next_log_prob.begin() + first, next_log_prob.begin() + first + K);
       done[b] = last_step || endings[b].size() >= K ||
-                (options.length_penalty == LengthPenalty::None && !endings[b].empty() && best_ended >= best_live);
+                (options.length_penalty == LengthPenalty::None && options.coverage_penalty == 0 &&
+                 !endings[b].empty() && best_ended >= best_live);
     }
     if (std::all_of(done.begin(), done.end(), [](bool d) { return d; })) break;
     state.select_rows(as_index(next_rows));
@@ -164,6 +172,10 @@ std::vector<std::vector<Hypothesis>> beam_search_n_best(Seq2Seq& model, const In
       if (same != out[b].end()) *same = std::move(greedy[b]);
       else out[b].push_back(std::move(greedy[b]));
     }
+    if (options.coverage_penalty > 0)
+      for (Hypothesis& h : out[b])
+        h.score = length_normalized_score(h.log_prob, h.tokens.size(), options) +
+                  coverage_score(attention_matrix(h, coverage_name).to_array(), src_lengths[b], options.coverage_penalty);
     std::stable_sort(out[b].begin(), out[b].end(),
                      [](const Hypothesis& x, const Hypothesis& y) { return x.score > y.score; });
     if (out[b].size() > std::max<std::size_t>(options.n_best, 1)) out[b].resize(std::max<std::size_t>(options.n_best, 1));

@@ -5,6 +5,7 @@
 
 #include "../core/ops.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -18,6 +19,25 @@ double length_normalized_score(double log_prob, std::size_t length, const Decode
     case LengthPenalty::GNMT: return log_prob / std::pow((5.0 + n) / 6.0, options.alpha);
   }
   return log_prob;
+}
+
+double coverage_score(const xt::xarray<double>& weights, std::size_t src_length, double beta) {
+  if (weights.dimension() != 2 && weights.dimension() != 3)
+    throw ShapeError("coverage_score: expected attention weights [T, S] or [T, H, S], got " +
+                     std::to_string(weights.dimension()) + " dimensions");
+  const std::size_t T = weights.shape()[0], S = weights.shape().back();
+  const std::size_t heads = weights.dimension() == 3 ? weights.shape()[1] : 1;
+  if (src_length > S)
+    throw ValueError("coverage_score: source length " + std::to_string(src_length) + " exceeds the " +
+                     std::to_string(S) + " positions of the weights");
+  double total = 0.0;
+  for (std::size_t i = 0; i < src_length; ++i) {
+    double c = 0.0;  // c_i: the weight word i received over all steps (and heads, averaged)
+    for (std::size_t t = 0; t < T; ++t)
+      for (std::size_t h = 0; h < heads; ++h) c += (heads > 1 ? weights(t, h, i) : weights.flat(t * S + i)) / double(heads);
+    total += std::log(std::max(std::min(c, 1.0), 1e-10));
+  }
+  return beta * total;
 }
 
 Tensor attention_matrix(const Hypothesis& hypothesis, const std::string& name) {

@@ -9,6 +9,7 @@
 //
 //   opt.beam_size = 5;
 //   opt.length_penalty = LengthPenalty::GNMT;  // score = log_prob / ((5 + |Y|) / 6)^alpha
+//   opt.coverage_penalty = 0.2;                // + beta * sum_i log min(sum_t a_ti, 1)
 //   std::vector<Hypothesis> best = beam_search(model, src, src_lengths, opt);
 //
 // Greedy decoding picks the most probable token at every step. Beam search keeps
@@ -46,6 +47,11 @@ struct DecodeOptions {
   std::size_t n_best = 1;      // hypotheses per sentence returned by beam_search_n_best
   LengthPenalty length_penalty = LengthPenalty::None;
   double alpha = 0.6;          // the GNMT exponent
+  // Beam search only: beta of GNMT's coverage penalty, which lowers the score of
+  // outputs that leave source words unattended (0: off). Finished hypotheses are
+  // ranked by score + coverage_score(); which ones finish is decided as before.
+  double coverage_penalty = 0.0;
+  std::string coverage_attention;  // the attention it sums ("": the model's main_attention())
   bool keep_greedy = true;     // beam search: never return worse than the greedy sentence
   std::int64_t bos_id = data::Vocab::bos_id;
   std::int64_t eos_id = data::Vocab::eos_id;
@@ -65,6 +71,13 @@ struct Hypothesis {
 
 // The score of a hypothesis of `length` tokens with log-probability `log_prob`.
 double length_normalized_score(double log_prob, std::size_t length, const DecodeOptions& options);
+
+// GNMT's coverage penalty (Wu et al. 2016): cp = beta * sum_i log(min(c_i, 1)),
+// c_i = sum over output steps t of the attention a_ti on source word i, over the
+// first `src_length` source words. Never positive: 0 when every word got a total
+// weight of at least 1. A word never attended (c_i = 0) counts as c_i = 1e-10,
+// so that the score stays finite. weights: [T, S], or [T, H, S] averaged over heads.
+double coverage_score(const xt::xarray<double>& weights, std::size_t src_length, double beta);
 
 // A hypothesis' weights under `name`, stacked over steps: [T, S] (or [T, H, S]).
 // Throws ValueError if the hypothesis has no attention of that name.

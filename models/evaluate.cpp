@@ -63,6 +63,16 @@ Evaluation evaluate(Seq2Seq& model, const std::vector<data::Example>& examples, 
     e.overall += compare(predicted, gold);
     for (const auto& [length, counts] : accuracy_by_length(predicted, gold, batch.src_lengths))
       e.by_length[length] += counts;
+    // BLEU on words: the gold side is the example's own words, so a word outside
+    // the vocabulary (<unk> in the batch) can never be matched.
+    for (std::size_t i = 0; i < indices.size(); ++i) {
+      const data::Example& example = examples[indices[i]];
+      data::Tokens words = tgt_vocab.decode(predicted[i]);
+      const BleuStats stats = bleu_stats({example.tgt}, words);
+      e.bleu += stats;
+      e.bleu_by_length[example.src.size()] += stats;
+      if (options.keep_predictions) e.predictions.push_back({indices[i], std::move(words)});
+    }
   }
   e.loss = loss_sum / double(std::max<std::size_t>(tokens, 1));
   e.teacher_forced_accuracy = double(correct) / double(std::max<std::size_t>(tokens, 1));

@@ -7,8 +7,10 @@
 //   e.overall.exact_match();        // sentences right in full
 //   e.by_length.at(12).exact_match();
 //   e.alignment.hit_rate();
+//   bleu_from_stats(e.bleu).score;  // corpus BLEU of the greedy outputs, on the examples' words
 #pragma once
 
+#include "bleu.hpp"
 #include "data/batch.hpp"
 #include "metrics.hpp"
 #include "seq2seq.hpp"
@@ -21,6 +23,13 @@ namespace attn::models {
 struct EvaluateOptions {
   std::size_t batch_size = 64;
   std::size_t max_len = 0;  // tokens decoded at most; 0: 2 * S + 10 for a batch of sources of length <= S
+  bool keep_predictions = false;  // fill Evaluation::predictions
+};
+
+// One decoded example: examples[index] and the words the model wrote.
+struct Prediction {
+  std::size_t index = 0;
+  data::Tokens hypothesis;
 };
 
 struct Evaluation {
@@ -30,6 +39,9 @@ struct Evaluation {
   Counts overall;                         // greedy outputs against the gold sentences
   std::map<std::size_t, Counts> by_length;  // the same per source length
   AlignmentStats alignment;               // teacher-forced attention vs the gold alignment (steps = 0 if none)
+  BleuStats bleu;                         // the greedy outputs' words against the gold words (bleu.hpp)
+  std::map<std::size_t, BleuStats> bleu_by_length;
+  std::vector<Prediction> predictions;    // in the order decoded, with keep_predictions
 };
 
 // Examples are batched in order of source length (no randomness), decoded under

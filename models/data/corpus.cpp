@@ -3,6 +3,7 @@
 #include "../../core/errors.hpp"
 #include "vocab.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <istream>
@@ -26,7 +27,56 @@ std::string trim(const std::string& s) {
   return s.substr(first, s.find_last_not_of(blanks) - first + 1);
 }
 
+// Marks cut off the start or the end of a word.
+bool is_punctuation(const std::string& c) {
+  static const std::vector<std::string> marks = {".", ",", ";", ":", "!", "?", "(", ")", "[", "]", "\"", "'",
+                                                 "\xC2\xAB", "\xC2\xBB", "\xE2\x80\xA6", "\xE2\x80\x9C",
+                                                 "\xE2\x80\x9D", "\xE2\x80\x98", "\xE2\x80\x99", "\xC2\xBF",
+                                                 "\xC2\xA1"};  // « » … “ ” ‘ ’ ¿ ¡
+  return std::find(marks.begin(), marks.end(), c) != marks.end();
+}
+
+// French words elided before a vowel: "d'ouvrir", "l'archive", "qu'il".
+bool is_elision(const std::string& lowered) {
+  for (const char* w : {"c", "d", "j", "l", "m", "n", "s", "t", "qu", "jusqu", "lorsqu", "puisqu", "quoiqu"})
+    if (lowered == w) return true;
+  return false;
+}
+
 }  // namespace
+
+Tokens split_words(const std::string& text) {
+  Tokens out;
+  for (const std::string& word : split_whitespace(text)) {
+    const Tokens chars = split_chars(word);
+    std::size_t first = 0, last = chars.size();  // the word proper is chars[first, last)
+    Tokens lead, trail;
+    while (first < last && is_punctuation(chars[first])) {
+      std::size_t run = first + 1;
+      while (run < last && chars[run] == chars[first]) ++run;
+      lead.push_back(join(Tokens(chars.begin() + long(first), chars.begin() + long(run)), ""));
+      first = run;
+    }
+    while (last > first && is_punctuation(chars[last - 1])) {
+      std::size_t run = last - 1;
+      while (run > first && chars[run - 1] == chars[last - 1]) --run;
+      trail.insert(trail.begin(), join(Tokens(chars.begin() + long(run), chars.begin() + long(last)), ""));
+      last = run;
+    }
+    out.insert(out.end(), lead.begin(), lead.end());
+    // An elision: the letters up to the first apostrophe, the apostrophe kept with them.
+    for (std::size_t i = first; i < last; ++i)
+      if ((chars[i] == "'" || chars[i] == "\xE2\x80\x99") && i + 1 < last &&
+          is_elision(to_lower(join(Tokens(chars.begin() + long(first), chars.begin() + long(i)), "")))) {
+        out.push_back(join(Tokens(chars.begin() + long(first), chars.begin() + long(i + 1)), ""));
+        first = i + 1;
+        break;
+      }
+    if (first < last) out.push_back(join(Tokens(chars.begin() + long(first), chars.begin() + long(last)), ""));
+    out.insert(out.end(), trail.begin(), trail.end());
+  }
+  return out;
+}
 
 std::string to_lower(const std::string& text) {
   std::string out;
@@ -83,8 +133,11 @@ Corpus read_tsv(std::istream& in, const std::string& name, const CorpusOptions& 
       tgt = to_lower(tgt);
     }
     Example pair;
-    pair.src = options.char_level ? split_chars(src) : split_whitespace(src);
-    pair.tgt = options.char_level ? split_chars(tgt) : split_whitespace(tgt);
+    const auto tokens = [&](const std::string& side) {
+      return options.char_level ? split_chars(side) : options.split_punctuation ? split_words(side) : split_whitespace(side);
+    };
+    pair.src = tokens(src);
+    pair.tgt = tokens(tgt);
     if (options.max_length > 0 && (pair.src.size() > options.max_length || pair.tgt.size() > options.max_length)) {
       ++corpus.too_long;
       continue;

@@ -27,6 +27,7 @@ struct CorpusOptions {
   bool lowercase = false;       // before tokenizing (ASCII and accented Latin letters)
   std::size_t max_length = 0;   // drop pairs with a side longer than this many tokens (0: no limit)
   bool skip_malformed = false;  // count and skip malformed lines instead of throwing
+  bool split_punctuation = false;  // words: split_words() instead of split_whitespace()
 };
 
 struct Corpus {
@@ -41,6 +42,14 @@ struct Corpus {
 Corpus load_tsv(const std::string& path, const CorpusOptions& options = {});
 // Reads from a stream; `name` is what error messages call it.
 Corpus read_tsv(std::istream& in, const std::string& name, const CorpusOptions& options = {});
+
+// Words with punctuation as tokens of their own, and French elisions cut after
+// the apostrophe, so that "file." and "file" are one word:
+//   split_words("Cannot open file.") == {"Cannot", "open", "file", "."}
+//   split_words("Impossible d'ouvrir « x »...") == {"Impossible", "d'", "ouvrir", "«", "x", "»", "..."}
+// Only punctuation at the start or end of a word is cut ("3.5", "e-mail" stay whole);
+// a run of the same mark ("...", "!!") is one token.
+Tokens split_words(const std::string& text);
 
 // Lowercase for ASCII and the Latin-1 letters of Western European languages
 // (É -> é, Ç -> ç, Œ -> œ, Ÿ -> ÿ); every other character is kept as it is.

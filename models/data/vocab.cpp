@@ -23,7 +23,7 @@ Vocab::Vocab(const std::vector<std::string>& tokens) : Vocab() {
   for (const auto& t : tokens) add(t);
 }
 
-Vocab Vocab::build(const std::vector<Tokens>& sentences, std::size_t min_freq) {
+Vocab Vocab::build(const std::vector<Tokens>& sentences, std::size_t min_freq, std::size_t max_size) {
   std::map<std::string, std::size_t> counts;  // ordered: ties come out alphabetically
   for (const auto& sentence : sentences)
     for (const auto& t : sentence) ++counts[t];
@@ -32,6 +32,7 @@ Vocab Vocab::build(const std::vector<Tokens>& sentences, std::size_t min_freq) {
     if (count >= min_freq) kept.emplace_back(token, count);
   std::stable_sort(kept.begin(), kept.end(),
                    [](const auto& a, const auto& b) { return a.second > b.second; });
+  if (max_size > 0 && kept.size() > max_size) kept.resize(max_size);
   Vocab vocab;
   for (const auto& kv : kept) vocab.add(kv.first);
   return vocab;

@@ -38,8 +38,10 @@ class Vocab {
   explicit Vocab(const std::vector<std::string>& tokens);
 
   // From tokenized sentences: every token seen at least `min_freq` times,
-  // most frequent first (ties in alphabetical order, so the ids are reproducible).
-  static Vocab build(const std::vector<Tokens>& sentences, std::size_t min_freq = 1);
+  // most frequent first (ties in alphabetical order, so the ids are reproducible),
+  // at most `max_size` of them besides the specials (0: no limit). Every other
+  // token will read as <unk>.
+  static Vocab build(const std::vector<Tokens>& sentences, std::size_t min_freq = 1, std::size_t max_size = 0);
 
   std::int64_t add(const std::string& token);  // its id (a new one if unseen)
   std::size_t size() const { return tokens_.size(); }

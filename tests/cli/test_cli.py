@@ -94,8 +94,8 @@ class CliTest(unittest.TestCase):
 class Help(CliTest):
     def test_help_on_every_command(self):
         self.assertIn("train", self.ok("--help"))
-        for command in ("demo", "train", "eval", "translate", "heatmap", "graph"):
-            out = self.ok(command, "--help")
+        for command in ("demo", "train", "eval", "translate", "heatmap", "graph", "corpus", "corpus gettext"):
+            out = self.ok(*command.split(), "--help")
             self.assertIn("Usage:", out)
             self.assertIn("--help", out)
 
@@ -199,6 +199,13 @@ class Inspect(CliTest):
         self.assertIn("1 2 3 4 5  ->  ", out)
         self.assertIn("\u2502", out)  # the terminal heatmap's frame
         self.assertIn("<eos>", out)   # its last row
+        out = self.ok("translate", "--checkpoint", self.run_dir, "--beam", "3", "--length-penalty", "0.6",
+                      "--coverage-penalty", "0.2", "1 2 3 4 5")
+        self.assertIn("1 2 3 4 5  ->  ", out)
+        self.fails("translate", "--checkpoint", self.run_dir, "--coverage-penalty", "0.2", "1 2",
+                   message="add --beam 2 or more")
+        self.fails("translate", "--checkpoint", self.run_dir, "--beam", "2", "--coverage-penalty", "-1", "1 2",
+                   message="--coverage-penalty")
 
     def test_heatmap(self):
         svg = self.path("heatmap.svg")
@@ -340,9 +347,12 @@ class BadInput(CliTest):
         self.fails("heatmap", "--checkpoint", plain, "1 2", "--out", self.path("plain.svg"), message="no attention")
 
     def test_unknown_tokens(self):
-        self.fails("translate", "--checkpoint", self.run_dir, "1 2 x 4", message="unknown token 'x' at position 2")
-        self.fails("heatmap", "--checkpoint", self.run_dir, "1 2 x", "--out", self.path("x.svg"),
-                   message="unknown token 'x'")
+        # Read as <unk> with a note, as eval does: one unknown word does not fail the call.
+        for args in (("translate", "1 2 x 4", "5 4"), ("heatmap", "1 2 x 4", "--out", self.path("x.svg"))):
+            status, out, err = attn(args[0], "--checkpoint", self.run_dir, *args[1:])
+            self.assertEqual(status, 0, err)
+            self.assertEqual(err.strip(), "note: 'x' is not in the model's source vocabulary: read as <unk>")
+        self.assertTrue(os.path.isfile(self.path("x.svg")))
         self.fails("translate", "--checkpoint", self.run_dir, "", message="empty")
         self.fails("heatmap", "--checkpoint", self.run_dir, "1 2", "--out", self.path("no", "dir", "x.svg"),
                    message="cannot write")
@@ -356,6 +366,119 @@ class BadInput(CliTest):
                       "--out", self.path("skipped"))
         self.assertIn("1 malformed lines skipped (the first: line 3)", out)
         self.fails("train", "--task", self.path("absent.tsv"), "--out", self.path("x"), message="cannot open")
+
+
+
+def write_mo(path, entries):
+    """A .mo file (GNU gettext's binary catalog) of (msgid, msgstr) pairs, little-endian."""
+    import struct
+    entries = [("", "Content-Type: text/plain; charset=UTF-8\n")] + entries
+    n = len(entries)
+    originals, translations = 28, 28 + 8 * n
+    offset, tables, strings = translations + 8 * n, [b"", b""], b""
+    for side in (0, 1):
+        for entry in entries:
+            data = entry[side].encode("utf-8")
+            tables[side] += struct.pack("<II", len(data), offset)
+            offset += len(data) + 1
+            strings += data + b"\0"
+    with open(path, "wb") as f:
+        f.write(struct.pack("<7I", 0x950412de, 0, n, originals, translations, 0, 0) + tables[0] + tables[1] + strings)
+
+
+class Corpus(CliTest):
+    """attn corpus gettext, and training on real text with the corpus options."""
+
+    def make_locale(self, name):
+        folder = self.path(name, "fr", "LC_MESSAGES")
+        os.makedirs(folder)
+        write_mo(os.path.join(folder, "b.mo"), [("Cannot open the file.", "Impossible d'ouvrir le fichier."),
+                                                ("Save the file as", "Enregistrer le fichier sous"),
+                                                ("cannot open %s", "impossible d'ouvrir %s")])
+        write_mo(os.path.join(folder, "a.mo"), [("_Open the file...", "_Ouvrir le fichier…"),
+                                                ("Quit", "Quitter"),
+                                                ("Close the window", "Fermer la fenêtre")])
+        return self.path(name)
+
+    def test_gettext(self):
+        locale = self.make_locale("locale")
+        out = self.ok("corpus", "gettext", "--locale-dir", locale, "--out", self.path("en-fr.tsv"))
+        self.assertIn("read 2 catalogs, 6 messages", out)
+        self.assertIn("kept 4 pairs; dropped: 1 format, 1 too short,", out)
+        self.assertIn("wrote " + self.path("en-fr.tsv"), out)
+        with open(self.path("en-fr.tsv"), encoding="utf-8") as f:
+            first = f.read()
+        self.assertEqual(sorted(first.splitlines()),
+                         ["Cannot open the file.\tImpossible d'ouvrir le fichier.",
+                          "Close the window\tFermer la fen\u00eatre",
+                          "Open the file\tOuvrir le fichier",
+                          "Save the file as\tEnregistrer le fichier sous"])
+        self.ok("corpus", "gettext", "--locale-dir", locale, "--out", self.path("again.tsv"))
+        with open(self.path("again.tsv"), encoding="utf-8") as f:
+            self.assertEqual(f.read(), first)  # deterministic
+        out = self.ok("corpus", "gettext", "--locale-dir", locale, "--min-words", "1", "--out", self.path("one.tsv"))
+        self.assertIn("kept 5 pairs", out)
+        self.fails("corpus", "gettext", "--locale-dir", self.path("nowhere"), "--out", self.path("x.tsv"),
+                   message="no message catalogs (*.mo) in " + self.path("nowhere") + "/fr/LC_MESSAGES")
+        self.fails("corpus", "gettext", "--locale-dir", locale, "--lang", "de", "--out", self.path("x.tsv"),
+                   message="tools/setup.sh --with-corpus")
+        self.fails("corpus", "gettext", "--locale-dir", locale, "--min-words", "5", "--max-words", "2",
+                   "--out", self.path("x.tsv"), message="min_words (5) is above max_words (2)")
+        self.fails("corpus", "gettext", "--locale-dir", locale, message="--out is required")
+
+    def test_train_translate_eval_on_real_text(self):
+        corpus = self.path("real.tsv")
+        pairs = ["Cannot open the file.\tImpossible d'ouvrir le fichier.", "Close the window.\tFermer la fen\u00eatre.",
+                 "Open the window.\tOuvrir la fen\u00eatre.", "Save the file.\tEnregistrer le fichier.",
+                 "Cannot save the file.\tImpossible d'enregistrer le fichier."] * 4 + ["A rare word.\tUn mot rare."]
+        with open(corpus, "w", encoding="utf-8") as f:
+            f.write("\n".join(pairs) + "\n")
+        tiny = ["--set", "embed_dim=4", "--set", "encoder_dim=4", "--set", "decoder_dim=4", "--set", "attention_dim=4",
+                "--steps", "3", "--batch-size", "4", "--eval-every", "2"]
+        run = self.path("real_run")
+        out = self.ok("train", "--task", corpus, *tiny, "--min-freq", "2", "--max-vocab", "6",
+                      "--valid-fraction", "0.2", "--out", run)
+        self.assertIn("BLEU", out)
+        import json
+        with open(os.path.join(run, "config.json")) as f:
+            task = json.load(f)["task"]
+        self.assertEqual((task["min_freq"], task["max_vocab"], task["test_fraction"]), (2, 6, 0.2))
+        self.assertTrue(task["lowercase"] and task["split_punctuation"])
+        self.assertEqual(len(task["checksum"]), 16)
+        with open(os.path.join(run, "vocab.json")) as f:
+            vocab = json.load(f)
+        self.assertEqual(len(vocab["src"]["tokens"]), 4 + 6)
+        self.assertIn("file", vocab["src"]["tokens"])
+        self.assertIn(".", vocab["src"]["tokens"])
+        # Tokenized as the corpus was: "file." is "file" and ".", both known; "open" is
+        # not among the 6 most frequent words, so it reads as <unk>.
+        status, out, err = attn("translate", "--checkpoint", run, "Cannot open the file.")
+        self.assertEqual((status, err), (0, "note: 'open' is not in the model's source vocabulary: read as <unk>\n"))
+        self.assertIn("Cannot open the file.  ->  ", out)
+        out = self.ok("eval", "--checkpoint", run, "--predictions", self.path("predictions.tsv"))
+        self.assertIn("4 test sentences", out)  # 20% of 21
+        self.assertIn("BLEU", out)
+        with open(self.path("predictions.tsv"), encoding="utf-8") as f:
+            rows = [line.split("\t") for line in f.read().splitlines()]
+        self.assertEqual(len(rows), 4)
+        self.assertTrue(all(len(r) == 3 for r in rows))
+        # A changed corpus would give another held-out split: eval refuses it.
+        with open(corpus, "a", encoding="utf-8") as f:
+            f.write("One more.\tUn de plus.\n")
+        self.fails("eval", "--checkpoint", run, message="has changed since the model was trained")
+        # A separate test file; the case kept.
+        test_file = self.path("real_test.tsv")
+        with open(test_file, "w", encoding="utf-8") as f:
+            f.write("Open the file.\tOuvrir le fichier.\n")
+        out = self.ok("train", "--task", corpus, *tiny, "--test-file", test_file, "--no-lowercase",
+                      "--out", self.path("real_test_run"))
+        self.assertIn("22 train / 1 test examples", out)
+        self.assertIn("1 test sentences", self.ok("eval", "--checkpoint", self.path("real_test_run")))
+        self.fails("train", "--task", "reverse", "--min-freq", "2", "--out", self.path("x"),
+                   message="--min-freq is for a FILE.tsv task only")
+        self.fails("train", "--task", corpus, "--valid-fraction", "0", "--out", self.path("x"),
+                   message="held-out fraction must be above 0 and below 1")
+        self.fails("train", "--resume", run, "--max-vocab", "3", message="--max-vocab cannot change a run")
 
 
 if __name__ == "__main__":

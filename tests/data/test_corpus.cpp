@@ -106,3 +106,19 @@ TEST_CASE("to_lower handles ASCII and accented Latin letters only") {
   CHECK(to_lower("2 × 3") == "2 × 3");  // the multiplication sign is not a letter
   CHECK(to_lower("€ 😀 Straße") == "€ 😀 straße");
 }
+
+TEST_CASE("split_words: punctuation and French elisions as tokens of their own") {
+  CHECK(split_words("Cannot open file.") == Tokens{"Cannot", "open", "file", "."});
+  CHECK(split_words("Impossible d'ouvrir « x »...") == Tokens{"Impossible", "d'", "ouvrir", "«", "x", "»", "..."});
+  CHECK(split_words("L\xE2\x80\x99" "archive (vide) ?") == Tokens{"L\xE2\x80\x99", "archive", "(", "vide", ")", "?"});
+  CHECK(split_words("qu'il can't 3.5 e-mail") == Tokens{"qu'", "il", "can't", "3.5", "e-mail"});
+  CHECK(split_words("\"Quoted,\" she said!!") == Tokens{"\"", "Quoted", ",", "\"", "she", "said", "!!"});
+  CHECK(split_words("  ") == Tokens{});
+  CHECK(split_words("...") == Tokens{"..."});
+  CorpusOptions options;
+  options.split_punctuation = true;
+  const Corpus c = read("Cannot open file.\tImpossible d'ouvrir le fichier.\n", options);
+  REQUIRE(c.pairs.size() == 1);
+  CHECK(c.pairs[0].src == Tokens{"Cannot", "open", "file", "."});
+  CHECK(c.pairs[0].tgt == Tokens{"Impossible", "d'", "ouvrir", "le", "fichier", "."});
+}

@@ -31,6 +31,15 @@ TEST_CASE("build orders tokens by frequency, then alphabetically, and honours mi
   CHECK(frequent.id("cat") == Vocab::unk_id);
 }
 
+TEST_CASE("build keeps at most max_size tokens, the most frequent, besides the specials") {
+  const std::vector<Tokens> sentences = {{"the", "cat", "sat"}, {"the", "dog", "sat"}, {"the", "end"}};
+  CHECK(Vocab::build(sentences, 1, 3).tokens() ==
+        std::vector<std::string>{"<pad>", "<bos>", "<eos>", "<unk>", "the", "sat", "cat"});  // cat wins the tie
+  CHECK(Vocab::build(sentences, 1, 100).size() == 9);
+  CHECK(Vocab::build(sentences, 2, 1).tokens() == std::vector<std::string>{"<pad>", "<bos>", "<eos>", "<unk>", "the"});
+  CHECK(Vocab::build(sentences, 1, 3).encode({"the", "end"}) == std::vector<std::int64_t>{4, Vocab::unk_id});
+}
+
 TEST_CASE("encode and decode are inverse on known tokens") {
   Vocab v({"a", "b", "c", "a"});  // the repeat is ignored
   CHECK(v.size() == 7);

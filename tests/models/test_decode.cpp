@@ -224,6 +224,58 @@ TEST_CASE("length penalties") {
     CHECK(h.score == doctest::Approx(length_normalized_score(h.log_prob, h.tokens.size(), opt)));
 }
 
+TEST_CASE("coverage_score: GNMT's beta * sum_i log min(c_i, 1), by hand") {
+  // c = (0.5 + 0.2, 0.5 + 0.3, 0 + 0.5) = (0.7, 0.8, 0.5)
+  const xt::xarray<double> a = {{0.5, 0.5, 0.0}, {0.2, 0.3, 0.5}};
+  CHECK(coverage_score(a, 3, 1.0) == doctest::Approx(std::log(0.7) + std::log(0.8) + std::log(0.5)).epsilon(1e-12));
+  CHECK(coverage_score(a, 3, 0.2) == doctest::Approx(0.2 * (std::log(0.7) + std::log(0.8) + std::log(0.5))).epsilon(1e-12));
+  CHECK(coverage_score(a, 2, 1.0) == doctest::Approx(std::log(0.7) + std::log(0.8)).epsilon(1e-12));  // padding ignored
+  // Covered more than once counts as 1; never attended as 1e-10.
+  const xt::xarray<double> b = {{1.0, 0.0}, {1.0, 0.0}};
+  CHECK(coverage_score(b, 2, 1.0) == doctest::Approx(std::log(1e-10)).epsilon(1e-12));
+  CHECK(coverage_score(b, 1, 1.0) == 0.0);
+  // Heads [T, H, S] are averaged: head 0 gives c = (1, 0), head 1 (0, 1): c = (0.5, 0.5).
+  const xt::xarray<double> h = {{{1.0, 0.0}, {0.0, 1.0}}};
+  CHECK(coverage_score(h, 2, 1.0) == doctest::Approx(2 * std::log(0.5)).epsilon(1e-12));
+  CHECK_THROWS_AS(coverage_score(a, 4, 1.0), attn::ValueError);
+  CHECK_THROWS_AS(coverage_score(xt::xarray<double>{1.0, 2.0}, 1, 1.0), attn::ShapeError);
+}
+
+TEST_CASE("beam_search with a coverage penalty: the same hypotheses, reranked by score + cp") {
+  attn::manual_seed(7);
+  auto model = tiny_bahdanau(6);
+  const Sources s = random_sources(8, 5, 6, 17);
+  DecodeOptions opt;
+  opt.beam_size = 4;
+  opt.n_best = 8;
+  opt.max_len = 8;
+  opt.keep_greedy = false;
+  opt.length_penalty = LengthPenalty::GNMT;
+  const auto plain = beam_search_n_best(*model, s.src, s.lengths, opt);
+  opt.coverage_penalty = 3.0;
+  const auto covered = beam_search_n_best(*model, s.src, s.lengths, opt);
+  std::size_t changed = 0;
+  for (std::size_t b = 0; b < plain.size(); ++b) {
+    REQUIRE(plain[b].size() == covered[b].size());
+    std::vector<std::vector<std::int64_t>> before, after;
+    for (const Hypothesis& h : plain[b]) before.push_back(h.tokens);
+    for (const Hypothesis& h : covered[b]) {
+      after.push_back(h.tokens);
+      const double cp = coverage_score(attention_matrix(h, "attention").to_array(), s.lengths[b], 3.0);
+      CHECK(cp <= 0.0);
+      CHECK(h.score == doctest::Approx(length_normalized_score(h.log_prob, h.tokens.size(), opt) + cp).epsilon(1e-12));
+    }
+    for (std::size_t i = 1; i < covered[b].size(); ++i) CHECK(covered[b][i - 1].score >= covered[b][i].score);
+    changed += before.front() != after.front();
+    std::sort(before.begin(), before.end());
+    std::sort(after.begin(), after.end());
+    CHECK(before == after);  // cp reranks; it does not change which hypotheses finish
+  }
+  CHECK(changed > 0);  // and the reranking changes some best outputs
+  opt.coverage_penalty = -1.0;
+  CHECK_THROWS_WITH_AS(beam_search(*model, s.src, s.lengths, opt), doctest::Contains("must be >= 0"), attn::ValueError);
+}
+
 TEST_CASE("decoding: Luong with local attention, and max_len stops unfinished outputs") {
   attn::manual_seed(7);
   LuongConfig c;

@@ -1,0 +1,86 @@
+// `attn corpus gettext`: an English -> French (or any language) corpus from the
+// message catalogs installed with the system's programs (models/data/gettext.hpp).
+#include "commands.hpp"
+
+#include "../models/data/gettext.hpp"
+
+#include <iostream>
+#include <set>
+
+namespace attn::cli {
+
+namespace {
+
+// Words, distinct words and mean length of one side of the pairs, as the
+// training tokenizes it by default (lowercased, punctuation split).
+struct SideStats {
+  std::size_t words = 0;
+  std::set<std::string> vocabulary;
+};
+
+void print_summary(const data::GettextCorpus& c, const std::vector<std::pair<std::string, std::string>>& pairs) {
+  std::printf("read %zu catalogs, %zu messages\n", c.catalogs, c.entries);
+  for (const auto& skipped : c.skipped_files) std::printf("  skipped %s\n", skipped.c_str());
+  std::printf("kept %zu pairs; dropped:", pairs.size());
+  for (const auto& [reason, count] : c.dropped) std::printf(" %zu %s,", count, reason.c_str());
+  std::printf("\n");
+  SideStats src, tgt;
+  for (const auto& [s, t] : pairs) {
+    for (const auto& [text, stats] : {std::pair{&s, &src}, std::pair{&t, &tgt}}) {
+      const data::Tokens tokens = data::split_words(data::to_lower(*text));
+      stats->words += tokens.size();
+      stats->vocabulary.insert(tokens.begin(), tokens.end());
+    }
+  }
+  const double n = double(std::max<std::size_t>(pairs.size(), 1));
+  std::printf("tokens (lowercased, punctuation split): source %zu types, mean length %.2f; target %zu types, mean length %.2f\n",
+              src.vocabulary.size(), double(src.words) / n, tgt.vocabulary.size(), double(tgt.words) / n);
+}
+
+}  // namespace
+
+void add_corpus_command(CLI::App& app) {
+  struct Options {
+    std::string lang = "fr", out, locale_dir = "/usr/share/locale";
+    std::size_t min_words = 3, max_words = 12;
+    std::uint64_t seed = 1;
+  };
+  auto o = std::make_shared<Options>();
+  CLI::App* corpus = app.add_subcommand("corpus", "Build a translation corpus from data on this machine");
+  corpus->require_subcommand(1);
+  CLI::App* cmd = corpus->add_subcommand(
+      "gettext", "English -> LANG pairs from the installed message catalogs (<locale-dir>/LANG/LC_MESSAGES/*.mo)");
+  cmd->add_option("--lang", o->lang, "the target language, as named in the locale folder")->capture_default_str();
+  cmd->add_option("--out", o->out, "the FILE.tsv to write (source<TAB>target lines)")->required();
+  cmd->add_option("--locale-dir", o->locale_dir, "where the catalogs are")->capture_default_str();
+  cmd->add_option("--min-words", o->min_words, "fewest words on either side")->check(count_check())->capture_default_str();
+  cmd->add_option("--max-words", o->max_words, "most words on either side")->check(count_check())->capture_default_str();
+  cmd->add_option("--seed", o->seed, "the order of the pairs (a seeded shuffle)")->check(count_check())->capture_default_str();
+  cmd->callback([o] {
+    const std::vector<std::string> files = data::mo_files(o->locale_dir, o->lang);
+    const std::string dir = o->locale_dir + "/" + o->lang + "/LC_MESSAGES";
+    if (files.empty())
+      throw IOError("corpus gettext: no message catalogs (*.mo) in " + dir +
+                    " (minimal images leave out /usr/share/locale). To get some: tools/setup.sh --with-corpus "
+                    "downloads a few packages with apt-get download and unpacks only their catalogs into "
+                    "./locale; then run attn corpus gettext --locale-dir locale");
+    data::GettextOptions options;
+    options.min_words = o->min_words;
+    options.max_words = o->max_words;
+    const data::GettextCorpus c = data::gettext_corpus(files, options);
+    if (c.pairs.empty())
+      throw IOError("corpus gettext: no pair in " + std::to_string(files.size()) + " catalogs of " + dir +
+                    " passed the filters");
+    // A seeded shuffle, so that the held-out pairs of `train` come from every catalog.
+    std::vector<std::pair<std::string, std::string>> pairs = c.pairs;
+    Generator gen(o->seed);
+    for (std::size_t i = pairs.size(); i-- > 1;) std::swap(pairs[i], pairs[gen.randint(0, std::int64_t(i) + 1)]);
+    std::string text;
+    for (const auto& [src, tgt] : pairs) text += src + "\t" + tgt + "\n";
+    viz::save_text(o->out, text);
+    print_summary(c, pairs);
+    std::printf("wrote %s\n", o->out.c_str());
+  });
+}
+
+}  // namespace attn::cli
