@@ -9,9 +9,10 @@ namespace attn::data {
 
 namespace {
 
+// `bytes` is the size when known, else 0 (a pipe, read until past the limit).
 std::string too_large(const std::string& where, std::size_t bytes, const JsonLimits& limits) {
-  return where + ": " + std::to_string(bytes) + " bytes or more, larger than the " + std::to_string(limits.max_bytes) +
-         " bytes attn reads from a JSON file (not a file attn wrote, or damaged)";
+  return where + ": " + (bytes ? std::to_string(bytes) + " bytes, larger than" : std::string("more than")) + " the " +
+         std::to_string(limits.max_bytes) + " bytes attn reads from a JSON file (not a file attn wrote, or damaged)";
 }
 
 }  // namespace
@@ -49,6 +50,7 @@ nlohmann::json read_json_file(const std::string& path, const JsonLimits& limits)
   in.read(&text[0], static_cast<std::streamsize>(text.size()));
   if (in.bad()) throw IOError(path + ": cannot read (an I/O error)");
   text.resize(static_cast<std::size_t>(in.gcount()));
+  if (text.size() > limits.max_bytes) throw IOError(too_large(path, 0, limits));
   return parse_json(text, path, limits);
 }
 
