@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what attn needs from Debian's packages (Debian 12 or later), then
 # configures a release build in ./build. Safe to run again: it installs only
-# what is missing.  Usage: tools/setup.sh [--with-notebook-runner] [--with-bench]
+# what is missing.  Usage: tools/setup.sh [--with-notebook-runner] [--with-bench] [--with-kernel]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -12,6 +12,9 @@ for arg in "$@"; do
   case "$arg" in
     --with-notebook-runner) packages+=(clang-tools-19 libclang-rt-19-dev) ;;
     --with-bench) packages+=(libbenchmark-dev python3-torch python3-numpy) ;;
+    # The Jupyter kernel (kernel/) and Jupyter Notebook: tools/notebooks.sh
+    --with-kernel) packages+=(xeus-dev libzmq3-dev libclang-19-dev libclang-cpp19-dev llvm-19-dev
+                              jupyter-notebook python3-nbclient python3-nbconvert python3-jupyter-client) ;;
     *) echo "setup.sh: unknown option '$arg'" >&2; exit 2 ;;
   esac
 done

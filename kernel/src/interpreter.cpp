@@ -109,7 +109,8 @@ nl::json Interpreter::error(const std::string& ename, const std::string& evalue,
                             const std::vector<std::string>& traceback) {
   output_->flush();
   output_->locked([&] { publish_execution_error(ename, evalue, traceback); });
-  return xeus::create_error_reply(ename, evalue, traceback);
+  // (Not xeus::create_error_reply: xeus 2.4.1's puts evalue in both fields.)
+  return nl::json{{"status", "error"}, {"ename", ename}, {"evalue", evalue}, {"traceback", traceback}};
 }
 
 nl::json Interpreter::execute_request_impl(int count, const std::string& code, bool /*silent*/,

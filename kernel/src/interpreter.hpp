@@ -15,6 +15,7 @@
 
 #include <xeus/xinterpreter.hpp>
 
+#include <atomic>
 #include <memory>
 #include <set>
 #include <string>
@@ -65,7 +66,7 @@ class Interpreter : public xeus::xinterpreter {
   std::unique_ptr<Engine> engine_;
   std::unique_ptr<OutputCapture> output_;
   std::vector<Cell> cells_;
-  volatile bool cell_running_ = false;
+  std::atomic<bool> cell_running_{false};
   int timeit_serial_ = 0;
 };
 

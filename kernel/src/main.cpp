@@ -20,24 +20,29 @@ namespace {
 
 kernel::Interpreter* interpreter_for_signals = nullptr;
 
-// Jupyter's stop button sends SIGINT. It is blocked in every thread and taken
-// here by sigwait, so no system call of the kernel is interrupted: the
-// request is only recorded, and attn stops at its next backward()
-// (core/interrupt.hpp). A second press while the first is still waiting
-// means the cell runs code that never reaches one: say so in the cell.
-void wait_for_interrupts(sigset_t set) {
-  for (;;) {
-    int sig = 0;
-    if (sigwait(&set, &sig) != 0) continue;
-    if (!interpreter_for_signals || !interpreter_for_signals->cell_running()) continue;
-    if (attn::interrupt_requested()) {
-      static const char msg[] =
-          "\n[attn kernel] still running: this cell has not reached an attn backward() since the stop request, "
-          "so it cannot be stopped safely. Kernel > Restart stops it (the kernel's state is lost).\n";
-      (void)!write(2, msg, sizeof msg - 1);
-    }
-    attn::request_interrupt();
+// Jupyter's stop button sends SIGINT. The handler only records the request
+// (async-signal-safe), and attn stops at its next backward()
+// (core/interrupt.hpp). A second press while the first is still waiting means
+// the cell runs code that never reaches one: the handler says so in the cell.
+void on_interrupt(int) {
+  if (!interpreter_for_signals || !interpreter_for_signals->cell_running()) return;
+  if (attn::interrupt_requested()) {
+    static const char msg[] =
+        "\n[attn kernel] still running: this cell has not reached an attn backward() since the stop request, "
+        "so it cannot be stopped safely. Kernel > Restart stops it (the kernel's state is lost).\n";
+    (void)!write(2, msg, sizeof msg - 1);
   }
+  attn::request_interrupt();
+}
+
+// SIGINT is blocked in the threads the kernel starts (so that no system call
+// of xeus or zmq is interrupted) and taken by this thread.
+void take_interrupts() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
+  for (;;) pause();
 }
 
 std::string env_or(const char* name, const std::string& fallback) {
@@ -48,12 +53,18 @@ std::string env_or(const char* name, const std::string& fallback) {
 }  // namespace
 
 int main(int argc, char* argv[]) {
-  // Before any thread starts, so that every thread inherits the mask.
+  // A handler, not SIG_IGN: a kernel started from a background shell inherits
+  // an ignored SIGINT, which would never arrive.
+  struct sigaction action {};
+  action.sa_handler = on_interrupt;
+  action.sa_flags = SA_RESTART;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, nullptr);
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &set, nullptr);
-  std::thread(wait_for_interrupts, set).detach();
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);  // inherited by every thread started from here on
+  std::thread(take_interrupts).detach();
 
   if (xeus::should_print_version(argc, argv)) {
     std::printf("attn-xcpp 0.1.0 (xeus %d.%d, clang 19)\n", XEUS_VERSION_MAJOR, XEUS_VERSION_MINOR);
@@ -81,12 +92,18 @@ int main(int argc, char* argv[]) {
       "-fno-color-diagnostics",
       "-Wno-unused-value",
   };
+  // The umbrella header, precompiled at build time (kernel/meson.build): the
+  // first cell's #include "attn_notebook.hpp" then reads it instead of parsing
+  // xtensor again. ATTN_KERNEL_PCH=none turns it off.
 #ifdef ATTN_KERNEL_PCH
-  if (!std::getenv("ATTN_KERNEL_NO_PCH")) {
-    settings.compiler_args.push_back("-include-pch");
-    settings.compiler_args.push_back(ATTN_KERNEL_PCH);
-  }
+  const std::string pch = env_or("ATTN_KERNEL_PCH", ATTN_KERNEL_PCH);
+#else
+  const std::string pch = env_or("ATTN_KERNEL_PCH", "none");
 #endif
+  if (pch != "none" && access(pch.c_str(), R_OK) == 0) {
+    settings.compiler_args.push_back("-include-pch");
+    settings.compiler_args.push_back(pch);
+  }
 
   auto interpreter = std::make_unique<kernel::Interpreter>(settings);
   interpreter_for_signals = interpreter.get();
