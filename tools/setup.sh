@@ -14,7 +14,7 @@ for arg in "$@"; do
     --with-bench) packages+=(libbenchmark-dev python3-torch python3-numpy) ;;
     # The Jupyter kernel (kernel/) and Jupyter Notebook: tools/notebooks.sh
     --with-kernel) packages+=(xeus-dev libzmq3-dev libclang-19-dev libclang-cpp19-dev llvm-19-dev
-                              jupyter-notebook python3-nbclient python3-nbconvert python3-jupyter-client) ;;
+                              jupyter-notebook jupyter-nbconvert python3-nbclient python3-nbconvert python3-jupyter-client) ;;
     *) echo "setup.sh: unknown option '$arg'" >&2; exit 2 ;;
   esac
 done

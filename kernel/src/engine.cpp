@@ -6,7 +6,6 @@
 #include <clang/AST/Decl.h>
 #include <clang/Frontend/CompilerInstance.h>
 #include <clang/Frontend/TextDiagnosticPrinter.h>
-#include <clang/Interpreter/CodeCompletion.h>
 #include <clang/Interpreter/Interpreter.h>
 #include <llvm/Support/Error.h>
 #include <llvm/Support/TargetSelect.h>
@@ -112,23 +111,6 @@ RunResult Engine::run(const std::string& code) {
 void Engine::undo(unsigned n) {
   if (n == 0) return;
   if (auto err = impl_->interp->Undo(n)) throw std::runtime_error(llvm::toString(std::move(err)));
-}
-
-std::vector<std::string> Engine::complete(const std::string& line, std::string& prefix) {
-  // As clang-repl does: a fresh compiler parses the line, and looks names up
-  // in the running interpreter's AST.
-  std::unique_ptr<clang::Interpreter> scratch = make_interpreter(impl_->args);
-  clang::ReplCodeCompleter completer;
-  std::vector<std::string> results;
-  impl_->diag_text.clear();
-  completer.codeComplete(scratch->getCompilerInstance(), line, 1, static_cast<unsigned>(line.size()) + 1,
-                         impl_->interp->getCompilerInstance(), results);
-  impl_->diag_text.clear();
-  prefix = completer.Prefix;
-  std::vector<std::string> matches;
-  for (auto& r : results)
-    if (r.compare(0, prefix.size(), prefix) == 0) matches.push_back(r);
-  return matches;
 }
 
 void* Engine::symbol_address(const std::string& ir_name) {

@@ -32,9 +32,6 @@ class Engine {
   RunResult run(const std::string& code);
   // Takes back the last n inputs (PTUs); throws std::runtime_error on failure.
   void undo(unsigned n);
-  // Completion candidates for the identifier before byte `cursor` of `line`
-  // (the cell's current line up to the cursor); `prefix` receives that identifier.
-  std::vector<std::string> complete(const std::string& line, std::string& prefix);
   // The address of an extern "C" function an input defined; nullptr if none.
   void* symbol_address(const std::string& ir_name);
 

@@ -129,6 +129,25 @@ std::string docs_page(const std::string& root, const std::string& name) {
 
 }  // namespace
 
+std::vector<std::string> attn_names(const std::string& root) {
+  std::vector<std::string> headers;
+  for (const char* dir : {"core", "nn", "models", "viz"}) list_files(root + "/" + dir, ".hpp", headers);
+  const std::regex decl_re("^\\s*(template\\s*<.*>\\s*)?(struct|class|using)\\s+([A-Za-z_]\\w*)|"
+                           "^\\s*(inline\\s+|static\\s+|constexpr\\s+)*[\\w:<>,*&]+[*&]?\\s+[*&]?([A-Za-z_]\\w*)\\s*\\(");
+  std::vector<std::string> names;
+  for (const auto& h : headers)
+    for (const auto& line : read_lines(h)) {
+      std::smatch m;
+      if (trim(line).rfind("//", 0) == 0 || !std::regex_search(line, m, decl_re)) continue;
+      std::string n = m[3].matched ? m[3].str() : m[5].str();
+      if (n.empty() || n == "operator" || n == "return") continue;
+      names.push_back(n);
+    }
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  return names;
+}
+
 std::string name_at(const std::string& code, size_t cursor) {
   auto is_name = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == ':'; };
   cursor = std::min(cursor, code.size());

@@ -8,6 +8,7 @@
 #include <xeus/xhelper.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -160,6 +161,12 @@ nl::json Interpreter::run_cell(int count, const std::string& code) {
       return last.names.count(n) > 0;
     });
     if (rerun) {  // the edit-and-run-again loop: the most recent cell's input goes first
+      std::set<std::string> dropped;
+      for (const auto& n : last.names)
+        if (!candidates.count(n)) dropped.insert(n);
+      if (!dropped.empty())  // this is not quite that cell again: say what else went
+        stream("stderr", "note: took back In [" + std::to_string(last.count) + "] to redefine its names; " +
+                             join(dropped) + " from it no longer defined\n");
       engine_->undo(last.inputs);
       cells_.pop_back();
     }
@@ -308,18 +315,26 @@ nl::json Interpreter::help_magic(const std::string& name) {
   return xeus::create_successful_reply(payload);
 }
 
+// Completes the identifier before the cursor from attn's names and the names
+// the cells defined. (clang 19's own code completion, ReplCodeCompleter, was
+// tried: it left the interpreter unable to compile later cells.)
 nl::json Interpreter::complete_request_impl(const std::string& code, int cursor_pos) {
   const size_t cursor = byte_offset(code, cursor_pos);
-  const size_t line_start = code.rfind('\n', cursor == 0 ? 0 : cursor - 1);
-  const size_t begin = line_start == std::string::npos || cursor == 0 ? 0 : line_start + 1;
-  std::string prefix;
-  std::vector<std::string> matches;
-  output_->locked([&] {});  // nothing to publish meanwhile
-  matches = engine_->complete(code.substr(begin, cursor - begin), prefix);
-  std::sort(matches.begin(), matches.end());
-  matches.erase(std::unique(matches.begin(), matches.end()), matches.end());
+  size_t begin = cursor;
+  while (begin > 0 && (std::isalnum(static_cast<unsigned char>(code[begin - 1])) || code[begin - 1] == '_')) --begin;
+  const std::string prefix = code.substr(begin, cursor - begin);
+  if (attn_names_.empty()) attn_names_ = attn_names(settings_.root);
+  std::set<std::string> matches;
+  auto consider = [&](const std::string& name) {
+    const std::string last = name.substr(name.rfind(':') == std::string::npos ? 0 : name.rfind(':') + 1);
+    if (!prefix.empty() && last.compare(0, prefix.size(), prefix) == 0) matches.insert(last);
+  };
+  for (const auto& n : attn_names_) consider(n);
+  for (const auto& cell : cells_)
+    for (const auto& n : cell.names) consider(n);
   const int end = code_points(code, cursor);
-  return xeus::create_complete_reply(matches, end - code_points(prefix, prefix.size()), end);
+  return xeus::create_complete_reply(std::vector<std::string>(matches.begin(), matches.end()),
+                                     code_points(code, begin), end);
 }
 
 nl::json Interpreter::inspect_request_impl(const std::string& code, int cursor_pos, int /*detail_level*/) {

@@ -68,6 +68,7 @@ class Interpreter : public xeus::xinterpreter {
   std::vector<Cell> cells_;
   std::atomic<bool> cell_running_{false};
   int timeit_serial_ = 0;
+  std::vector<std::string> attn_names_;  // for completion, read once
 };
 
 }  // namespace kernel

@@ -92,19 +92,6 @@ int main(int argc, char* argv[]) {
       "-fno-color-diagnostics",
       "-Wno-unused-value",
   };
-  // The umbrella header, precompiled at build time (kernel/meson.build): the
-  // first cell's #include "attn_notebook.hpp" then reads it instead of parsing
-  // xtensor again. ATTN_KERNEL_PCH=none turns it off.
-#ifdef ATTN_KERNEL_PCH
-  const std::string pch = env_or("ATTN_KERNEL_PCH", ATTN_KERNEL_PCH);
-#else
-  const std::string pch = env_or("ATTN_KERNEL_PCH", "none");
-#endif
-  if (pch != "none" && access(pch.c_str(), R_OK) == 0) {
-    settings.compiler_args.push_back("-include-pch");
-    settings.compiler_args.push_back(pch);
-  }
-
   auto interpreter = std::make_unique<kernel::Interpreter>(settings);
   interpreter_for_signals = interpreter.get();
   xeus::xconfiguration config = xeus::load_configuration(connection_file);

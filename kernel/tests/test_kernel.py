@@ -291,7 +291,7 @@ class Lifecycle(unittest.TestCase):
         reply, outputs = run(self.kc, "int after = before_restart;")
         self.assertEqual(reply["status"], "error")
         self.assertEqual(reply["ename"], "CompileError")
-        self.assertEqual(text(run(self.kc, 'std::cout << "fresh\\n";')[1]), "fresh\n")
+        self.assertEqual(text(run(self.kc, '#include <cstdio>\nprintf("fresh\\n");')[1]), "fresh\n")
 
     def test_shutdown(self):
         self.kc.shutdown()
@@ -310,7 +310,7 @@ class Lifecycle(unittest.TestCase):
         self.assertFalse(self.km.is_alive())
         self.km.restart_kernel(now=True)
         self.kc.wait_for_ready(timeout=TIMEOUT)
-        self.assertEqual(text(run(self.kc, 'std::cout << "back\\n";')[1]), "back\n")
+        self.assertEqual(text(run(self.kc, '#include <cstdio>\nprintf("back\\n");')[1]), "back\n")
 
 
 if __name__ == "__main__":
