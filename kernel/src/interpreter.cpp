@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <iomanip>
 #include <sstream>
 
@@ -359,7 +360,15 @@ nl::json Interpreter::kernel_info_request_impl() {
                                  false, links);
 }
 
-void Interpreter::shutdown_request_impl() {}
+void Interpreter::shutdown_request_impl() {
+  // xeus ends the process with exit() after its reply. Registered last, this
+  // runs first: the process ends before the cells' static objects and the JIT
+  // are torn down one by one, in an order that can free JIT memory twice.
+  std::atexit([] {
+    std::fflush(stdout);
+    std::_Exit(0);
+  });
+}
 
 }  // namespace kernel
 
