@@ -15,8 +15,10 @@ void clear_interrupt() noexcept { requested.store(false, std::memory_order_relax
 
 bool interrupt_requested() noexcept { return requested.load(std::memory_order_relaxed); }
 
+// A plain load first: every backward() calls it, and an atomic exchange costs more.
 void throw_if_interrupted() {
-  if (requested.exchange(false, std::memory_order_relaxed)) throw Interrupted{};
+  if (requested.load(std::memory_order_relaxed) && requested.exchange(false, std::memory_order_relaxed))
+    throw Interrupted{};
 }
 
 }  // namespace attn
