@@ -20,4 +20,12 @@ if [ ! -f "$spec/kernel.json" ] || [ ! -x "$build/kernel/attn-xcpp" ]; then
   echo "install_kernelspec.sh: no kernel in $build: run tools/setup.sh --with-kernel, then ninja -C $build kernel/attn-xcpp" >&2
   exit 1
 fi
-jupyter kernelspec install --replace --name xcpp17 "$mode" "$(readlink -f "$spec")"
+# (jupyter_client's API: Debian's `jupyter kernelspec` command is in another package.)
+/usr/bin/python3 - "$mode" "$(readlink -f "$spec")" <<'PY'
+import sys
+from jupyter_client.kernelspec import KernelSpecManager
+mode, source = sys.argv[1], sys.argv[2]
+where = KernelSpecManager().install_kernel_spec(source, "xcpp17", user=(mode == "--user"),
+                                                prefix=(sys.prefix if mode == "--sys-prefix" else None))
+print("kernel xcpp17 registered in " + where)
+PY
