@@ -9,6 +9,7 @@
 //    (The output's own backward may run on grad_output's array itself,
 //    borrowed rather than copied: run_on_borrowed_seed below.)
 // 4. Unless retain_graph, release every op node's inputs and backward function.
+#include "interrupt.hpp"
 #include "record.hpp"
 
 #include <chrono>
@@ -107,6 +108,7 @@ void run_on_borrowed_seed(NodeBase& root_base, const Tensor& grad_output) {
 }
 
 void run_backward(NodeBase& root, const Tensor* grad_output, bool retain_graph) {
+  throw_if_interrupted();  // the notebook kernel's stop button (core/interrupt.hpp)
   if (!root.requires_grad)
     throw GraphError("backward: the tensor does not require grad (no input of it has requires_grad=true)");
   if (grad_output) {

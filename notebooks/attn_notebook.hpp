@@ -1,9 +1,13 @@
 // The first cell of every chapter notebook: #include "attn_notebook.hpp"
 //
-// In xeus-cling (kernel xcpp17) the pragmas below find attn's headers and load
-// libattn from a local build (run `tools/setup.sh && ninja -C build` first).
-// The notebook runner of CI (tools/run_notebooks.py, clang-repl) loads the
-// library itself and defines ATTN_NOTEBOOK_RUNNER.
+// Three ways to run the notebooks, one header:
+// - attn's own kernel (kernel/, `tools/notebooks.sh`, kernel xcpp17 on clang 19):
+//   it loads libattn and puts the repository and notebooks/ on the include path
+//   itself; xcpp/xdisplay.hpp comes from kernel/include.
+// - conda's xeus-cling (also kernel xcpp17): the pragmas below find attn's
+//   headers and load libattn from a local build (`tools/setup.sh && ninja -C build`).
+// - the stand-in runner (tools/run_notebooks.py, clang-repl) loads the library
+//   itself and defines ATTN_NOTEBOOK_RUNNER.
 #pragma once
 
 #ifdef __CLING__

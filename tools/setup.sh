@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Installs what attn needs from Debian's packages (Debian 12 or later), then
 # configures a release build in ./build. Safe to run again: it installs only
-# what is missing.  Usage: tools/setup.sh [--with-notebook-runner] [--with-bench] [--with-corpus]
+# what is missing.  Usage:
+#   tools/setup.sh [--with-kernel] [--with-browser] [--with-bench] [--with-corpus] [--with-notebook-runner]
+#   --with-kernel: the Jupyter kernel (kernel/) and Jupyter Notebook: tools/notebooks.sh
+#   --with-browser: headless Chromium for tools/browser_test.py
 #   --with-corpus: makes sure French message catalogs are there for `attn corpus gettext`
 #   (chapter 10): if /usr/share/locale/fr has few, downloads a few packages' .deb files
 #   with apt-get download (no install, no root) and unpacks only their French
@@ -18,6 +21,10 @@ for arg in "$@"; do
     --with-notebook-runner) packages+=(clang-tools-19 libclang-rt-19-dev) ;;
     --with-bench) packages+=(libbenchmark-dev python3-torch python3-numpy) ;;
     --with-corpus) with_corpus=1 ;;
+    --with-kernel) packages+=(xeus-dev libzmq3-dev libclang-19-dev libclang-cpp19-dev llvm-19-dev
+                              jupyter-notebook jupyter-client jupyter-nbconvert python3-nbclient
+                              python3-nbconvert python3-jupyter-client) ;;
+    --with-browser) packages+=(chromium chromium-driver python3-selenium) ;;
     *) echo "setup.sh: unknown option '$arg'" >&2; exit 2 ;;
   esac
 done
@@ -36,6 +43,8 @@ fi
 
 if [ ! -f build/build.ninja ]; then
   meson setup build --buildtype=release
+elif ((${#missing[@]})); then
+  meson setup --reconfigure build >/dev/null  # optional parts (the kernel) find what was just installed
 fi
 
 if [ -n "$with_corpus" ]; then

@@ -1,0 +1,125 @@
+#include "engine.hpp"
+
+#include "cell_names.hpp"
+#include "core/interrupt.hpp"
+
+#include <clang/AST/Decl.h>
+#include <clang/Frontend/CompilerInstance.h>
+#include <clang/Frontend/TextDiagnosticPrinter.h>
+#include <clang/Interpreter/Interpreter.h>
+#include <llvm/Support/Error.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include <cxxabi.h>
+#include <stdexcept>
+#include <typeinfo>
+
+namespace kernel {
+
+namespace {
+
+std::string demangle(const char* name) {
+  int status = 0;
+  char* s = abi::__cxa_demangle(name, nullptr, nullptr, &status);
+  std::string out = status == 0 && s ? s : name;
+  std::free(s);
+  return out;
+}
+
+std::unique_ptr<clang::Interpreter> make_interpreter(const std::vector<std::string>& args) {
+  std::vector<const char*> argv;
+  for (const auto& a : args) argv.push_back(a.c_str());
+  clang::IncrementalCompilerBuilder builder;
+  builder.SetCompilerArgs(argv);
+  auto ci = builder.CreateCpp();
+  if (!ci) throw std::runtime_error("attn kernel: cannot create the compiler: " + llvm::toString(ci.takeError()));
+  auto interp = clang::Interpreter::create(std::move(*ci));
+  if (!interp)
+    throw std::runtime_error("attn kernel: cannot create the interpreter: " + llvm::toString(interp.takeError()));
+  return std::move(*interp);
+}
+
+}  // namespace
+
+struct Engine::Impl {
+  std::vector<std::string> args;
+  std::unique_ptr<clang::Interpreter> interp;
+  std::string diag_text;
+  llvm::raw_string_ostream diag_stream{diag_text};
+};
+
+Engine::Engine(const std::vector<std::string>& args) : impl_(std::make_unique<Impl>()) {
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  impl_->args = args;
+  impl_->interp = make_interpreter(args);
+  // The compiler's messages go to a string, which becomes the cell's error or its stderr.
+  clang::CompilerInstance* ci = impl_->interp->getCompilerInstance();
+  auto* printer = new clang::TextDiagnosticPrinter(impl_->diag_stream, &ci->getDiagnosticOpts());
+  ci->getDiagnostics().setClient(printer, /*ShouldOwnClient=*/true);
+  printer->BeginSourceFile(ci->getLangOpts(), &ci->getPreprocessor());
+}
+
+Engine::~Engine() = default;
+
+void Engine::load_library(const std::string& path) {
+  if (auto err = impl_->interp->LoadDynamicLibrary(path.c_str()))
+    throw std::runtime_error("cannot load " + path + ": " + llvm::toString(std::move(err)));
+}
+
+RunResult Engine::run(const std::string& code) {
+  RunResult r;
+  impl_->diag_text.clear();
+  auto ptu = impl_->interp->Parse(code);
+  impl_->diag_stream.flush();
+  r.diagnostics = impl_->diag_text;
+  if (!ptu) {
+    std::string msg = llvm::toString(ptu.takeError());
+    r.status = RunResult::Status::compile_error;
+    r.ename = "CompileError";
+    r.evalue = msg;
+    return r;
+  }
+  r.made_ptu = true;
+  if (ptu->TUPart) r.declared = defined_names(*ptu->TUPart);
+  try {
+    if (auto err = impl_->interp->Execute(*ptu)) {
+      r.status = RunResult::Status::runtime_error;
+      r.ename = "RuntimeError";
+      r.evalue = llvm::toString(std::move(err));
+    }
+  } catch (const attn::Interrupted& e) {
+    r.status = RunResult::Status::interrupted;
+    r.ename = "KeyboardInterrupt";
+    r.evalue = e.what();
+  } catch (const std::exception& e) {
+    r.status = RunResult::Status::exception;
+    r.ename = demangle(typeid(e).name());
+    r.evalue = e.what();
+  } catch (...) {
+    r.status = RunResult::Status::exception;
+    std::type_info* t = abi::__cxa_current_exception_type();
+    r.ename = t ? demangle(t->name()) : "unknown exception";
+    r.evalue = "an exception that is not a std::exception";
+  }
+  impl_->diag_stream.flush();
+  r.diagnostics = impl_->diag_text;
+  return r;
+}
+
+void Engine::undo(unsigned n) {
+  if (n == 0) return;
+  if (auto err = impl_->interp->Undo(n)) throw std::runtime_error(llvm::toString(std::move(err)));
+}
+
+void* Engine::symbol_address(const std::string& ir_name) {
+  auto addr = impl_->interp->getSymbolAddress(ir_name);
+  if (!addr) {
+    llvm::consumeError(addr.takeError());
+    return nullptr;
+  }
+  return addr->toPtr<void*>();
+}
+
+}  // namespace kernel

@@ -1,0 +1,43 @@
+// The C++ engine under the kernel: clang 19's incremental interpreter
+// (clang::Interpreter, as in clang-repl and xeus-cpp), one input at a time.
+//
+// Every input that parses leaves one partial translation unit (PTU) that
+// Interpreter::Undo can take back; an input that fails to parse leaves none.
+#pragma once
+
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace kernel {
+
+struct RunResult {
+  enum class Status { ok, compile_error, runtime_error, exception, interrupted };
+  Status status = Status::ok;
+  bool made_ptu = false;           // the input parsed: one PTU to undo
+  std::string diagnostics;         // the compiler's warnings and errors, as it prints them
+  std::string ename, evalue;       // for runtime_error, exception, interrupted
+  std::set<std::string> declared;  // names the input defined (cell_names.hpp)
+};
+
+class Engine {
+ public:
+  // args: compiler flags (-std=c++17, -I..., -D..., -resource-dir ...).
+  explicit Engine(const std::vector<std::string>& args);
+  ~Engine();
+
+  // Throws std::runtime_error with the loader's message.
+  void load_library(const std::string& path);
+  RunResult run(const std::string& code);
+  // Takes back the last n inputs (PTUs); throws std::runtime_error on failure.
+  void undo(unsigned n);
+  // The address of an extern "C" function an input defined; nullptr if none.
+  void* symbol_address(const std::string& ir_name);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace kernel

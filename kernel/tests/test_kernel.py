@@ -1,0 +1,317 @@
+#!/usr/bin/env python3
+"""Protocol tests of attn's Jupyter kernel (xcpp17), through jupyter_client:
+a real client speaking the real protocol to the kernel over zmq.
+
+Run by `meson test -C build --suite kernel`, which points JUPYTER_PATH at the
+build's kernelspec; by hand:
+  JUPYTER_PATH=build/kernel/share/jupyter /usr/bin/python3 kernel/tests/test_kernel.py -v
+"""
+import os
+import queue
+import re
+import tempfile
+import time
+import unittest
+
+from jupyter_client.manager import start_new_kernel
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+NOTEBOOKS = os.path.join(ROOT, "notebooks")
+TIMEOUT = 600  # seconds for one cell: generous, the machine may be busy; never asserted
+
+
+def start():
+    return start_new_kernel(kernel_name="xcpp17", cwd=NOTEBOOKS, startup_timeout=TIMEOUT)
+
+
+def run(kc, code, timeout=TIMEOUT, on_output=None):
+    """Executes code; returns (reply content, outputs). Outputs are iopub
+    messages of the request in arrival order, as (msg_type, content)."""
+    msg_id = kc.execute(code)
+    outputs = []
+    deadline = time.time() + timeout
+    while True:
+        msg = kc.get_iopub_msg(timeout=max(1, deadline - time.time()))
+        if msg["parent_header"].get("msg_id") != msg_id:
+            continue
+        kind, content = msg["msg_type"], msg["content"]
+        if kind == "status" and content["execution_state"] == "idle":
+            break
+        if kind in ("stream", "display_data", "update_display_data", "error", "execute_result", "clear_output"):
+            outputs.append((kind, content))
+            if on_output:
+                on_output(kind, content)
+    reply = kc.get_shell_msg(timeout=timeout)
+    while reply["parent_header"].get("msg_id") != msg_id:
+        reply = kc.get_shell_msg(timeout=timeout)
+    return reply["content"], outputs
+
+
+def text(outputs, name="stdout"):
+    return "".join(c["text"] for k, c in outputs if k == "stream" and c["name"] == name)
+
+
+class Kernel(unittest.TestCase):
+    """One kernel for the tests that do not restart it."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.km, cls.kc = start()
+        reply, outputs = run(cls.kc, '#include "attn_notebook.hpp"')
+        assert reply["status"] == "ok", outputs
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.kc.stop_channels()
+        cls.km.shutdown_kernel(now=True)
+
+    def ok(self, code):
+        reply, outputs = run(self.kc, code)
+        self.assertEqual(reply["status"], "ok", outputs)
+        return outputs
+
+    def fails(self, code, ename=None):
+        reply, outputs = run(self.kc, code)
+        self.assertEqual(reply["status"], "error", outputs)
+        errors = [c for k, c in outputs if k == "error"]
+        self.assertEqual(len(errors), 1, outputs)
+        self.assertEqual(errors[0]["ename"], reply["ename"])
+        if ename:
+            self.assertEqual(reply["ename"], ename, reply)
+        return reply
+
+    # --- issue 18 ---------------------------------------------------------
+
+    def test_kernel_info(self):
+        self.kc.kernel_info()
+        reply = self.kc.get_shell_msg(timeout=TIMEOUT)["content"]
+        self.assertEqual(reply["status"], "ok")
+        self.assertEqual(reply["language_info"]["name"], "c++")
+        self.assertEqual(reply["language_info"]["version"], "17")
+        self.assertEqual(reply["implementation"], "attn-xcpp")
+        self.assertEqual(reply["protocol_version"], "5.3")
+
+    def test_is_complete(self):
+        cases = {
+            "int f(int x) {": "incomplete",
+            "int f(int x) {\n  return x;\n}": "complete",
+            "auto t = attn::tensor({1.0,\n": "incomplete",
+            "std::cout << \"{ not a brace\" << 1;": "complete",
+            "// a comment with (\nint y = 2;": "complete",
+            "}": "invalid",
+            "#define TWICE(x) \\": "incomplete",
+        }
+        for code, status in cases.items():
+            self.kc.is_complete(code)
+            reply = self.kc.get_shell_msg(timeout=TIMEOUT)["content"]
+            self.assertEqual(reply["status"], status, code)
+            if status == "incomplete":
+                self.assertIn("indent", reply)
+
+    def test_stream_order(self):
+        outputs = self.ok('std::cout << "one\\n";\nprintf("two\\n");\nstd::cout << "three" << std::endl;\n'
+                          'std::cerr << "err\\n";\nfprintf(stderr, "err2\\n");\nputs("four");')
+        self.assertEqual(text(outputs, "stdout"), "one\ntwo\nthree\nfour\n")
+        self.assertEqual(text(outputs, "stderr"), "err\nerr2\n")
+
+    def test_stream_is_live(self):
+        # The cell waits until the test has seen its first line: if output
+        # came only at the end of the cell, this would never finish.
+        with tempfile.TemporaryDirectory() as tmp:
+            flag = os.path.join(tmp, "seen")
+            code = ('#include <fstream>\n#include <thread>\n#include <chrono>\n'
+                    'std::cout << "tick" << std::endl;\n'
+                    'while (!std::ifstream("%s")) std::this_thread::sleep_for(std::chrono::milliseconds(20));\n'
+                    'std::cout << "tock" << std::endl;' % flag)
+
+            def seen(kind, content):
+                if kind == "stream" and "tick" in content.get("text", ""):
+                    open(flag, "w").close()
+
+            reply, outputs = run(self.kc, code, on_output=seen)
+            self.assertEqual(reply["status"], "ok")
+            self.assertEqual(text(outputs), "tick\ntock\n")
+
+    def test_display_data_mime_types(self):
+        outputs = self.ok('struct Card {};\n'
+                          'nl::json mime_bundle_repr(const Card&) {\n'
+                          '  return {{"text/plain", "card"}, {"text/html", "<b>card</b>"},\n'
+                          '          {"image/svg+xml", "<svg xmlns=\\"http://www.w3.org/2000/svg\\"/>"}};\n'
+                          '}\n'
+                          'std::cout << "before" << std::endl;\n'
+                          'xcpp::display(Card{});\n'
+                          'std::cout << "after" << std::endl;\n'
+                          'xcpp::display(attn::tensor({1.0, 2.0}));\n'
+                          'xcpp::display(attn::viz::Svg{"<svg xmlns=\\"http://www.w3.org/2000/svg\\"/>"});')
+        kinds = [k for k, _ in outputs]
+        self.assertEqual(kinds[:3], ["stream", "display_data", "stream"], outputs)
+        displays = [c for k, c in outputs if k == "display_data"]
+        self.assertEqual(len(displays), 3)
+        self.assertEqual(set(displays[0]["data"]), {"text/plain", "text/html", "image/svg+xml"})
+        self.assertEqual(displays[0]["data"]["text/html"], "<b>card</b>")
+        self.assertIn("text/html", displays[1]["data"])
+        self.assertIn("text/plain", displays[1]["data"])
+        self.assertIn("image/svg+xml", displays[2]["data"])
+
+    def test_compile_error_then_kernel_lives(self):
+        reply = self.fails("int broken = undeclared_name + 1;", "CompileError")
+        self.assertIn("undeclared identifier 'undeclared_name'", reply["evalue"])
+        self.assertTrue(any("error:" in line for line in reply["traceback"]), reply["traceback"])
+        self.assertEqual(text(self.ok('std::cout << 6 * 7 << "\\n";')), "42\n")
+
+    def test_exception_then_kernel_lives(self):
+        reply = self.fails('throw std::runtime_error("boom");', "std::runtime_error")
+        self.assertEqual(reply["evalue"], "boom")
+        reply = self.fails("attn::softmax(attn::tensor({1.0, 2.0}), 3);", "attn::ShapeError")
+        self.assertIn("softmax", reply["evalue"])
+        self.assertEqual(text(self.ok('std::cout << "alive\\n";')), "alive\n")
+
+    def test_completion_of_attn_names(self):
+        code = "auto p = attn::softm"
+        self.kc.complete(code, len(code))
+        reply = self.kc.get_shell_msg(timeout=TIMEOUT)["content"]
+        self.assertEqual(reply["status"], "ok")
+        self.assertIn("softmax", reply["matches"])
+        self.assertEqual(reply["cursor_end"], len(code))
+        self.assertEqual(reply["cursor_start"], len(code) - len("softm"))
+
+    # --- issue 27 ---------------------------------------------------------
+
+    def test_rerun_last_cell_redefines(self):
+        cell = ("int twice(int x) { return 2 * x; }\n"
+                "struct Point { int x; };\n"
+                "int level = 1;\n"
+                'std::cout << twice(3) << " " << Point{5}.x << " " << level << "\\n";')
+        self.assertEqual(text(self.ok(cell)), "6 5 1\n")
+        # The same cell, edited: a new function body, a new struct, a new value.
+        cell2 = ("int twice(int x) { return 20 * x; }\n"
+                 "struct Point { int x, y; };\n"
+                 "int level = 2;\n"
+                 'std::cout << twice(3) << " " << Point{5, 6}.y << " " << level << "\\n";')
+        self.assertEqual(text(self.ok(cell2)), "60 6 2\n")
+        # Run again unchanged.
+        self.assertEqual(text(self.ok(cell2)), "60 6 2\n")
+        self.assertEqual(text(self.ok('std::cout << twice(1) << "\\n";')), "20\n")
+
+    def test_rerun_earlier_cell_is_refused_with_remedy(self):
+        self.ok("double rate = 0.5;")
+        self.ok('std::cout << rate << "\\n";')
+        reply = self.fails("double rate = 0.25;", "RedefinitionError")
+        self.assertIn("'rate'", reply["evalue"])
+        self.assertIn("In [", reply["evalue"])
+        self.assertIn("%undo 2", reply["evalue"])
+        self.assertIn("Restart", reply["evalue"])
+        # The old definition is still there and still works.
+        self.assertEqual(text(self.ok('std::cout << rate << "\\n";')), "0.5\n")
+
+    def test_undo(self):
+        self.ok("int undone_value = 1;")
+        self.ok('std::cout << undone_value << "\\n";')
+        outputs = self.ok("%undo 2")
+        self.assertIn("undid", text(outputs))
+        self.assertIn("undone_value", text(outputs))
+        self.fails('std::cout << undone_value << "\\n";', "CompileError")
+        self.ok("int undone_value = 3;")
+        self.assertEqual(text(self.ok('std::cout << undone_value << "\\n";')), "3\n")
+        self.fails("%undo 100000", "UsageError")
+
+    def test_failed_compile_then_fixed_rerun(self):
+        self.fails("int fixed_later(int x) { return x + not_declared; }", "CompileError")
+        self.assertEqual(text(self.ok('int fixed_later(int x) { return x + 1; }\nstd::cout << fixed_later(1) << "\\n";')),
+                         "2\n")
+
+    def test_timeit(self):
+        outputs = self.ok("%timeit attn::softmax(attn::tensor({1.0, 2.0, 3.0}), 0);")
+        line = text(outputs)
+        self.assertRegex(line, r"^[0-9.]+ (s|ms|µs|ns) ± [0-9.]+ (s|ms|µs|ns) per loop "
+                               r"\(mean ± std\. dev\. of 7 runs, [0-9]+ loops? each\)\n$")
+        outputs = self.ok("%timeit -n 3 -r 2 attn::tensor({1.0});")
+        self.assertIn("of 2 runs, 3 loops each", text(outputs))
+        self.fails("%timeit not_a_name + 1;", "CompileError")
+
+    def test_inspect_attn_name(self):
+        code = "auto p = attn::softmax(x, -1);"
+        self.kc.inspect(code, code.index("softmax") + 3)
+        reply = self.kc.get_shell_msg(timeout=TIMEOUT)["content"]
+        self.assertEqual(reply["status"], "ok")
+        self.assertTrue(reply["found"])
+        plain = reply["data"]["text/plain"]
+        self.assertIn("softmax(", plain)
+        self.assertIn("docs/ops/softmax.md", plain)
+        self.assertIn("docs/ops/softmax.md", reply["data"]["text/html"])
+
+    def test_help_magic(self):
+        reply, _ = run(self.kc, "?attn::softmax")
+        self.assertEqual(reply["status"], "ok")
+        page = reply["payload"][0]
+        self.assertEqual(page["source"], "page")
+        self.assertIn("softmax(", page["data"]["text/plain"])
+        reply, _ = run(self.kc, "?std::vector")
+        self.assertIn("cppreference.com", reply["payload"][0]["data"]["text/plain"])
+
+
+class Lifecycle(unittest.TestCase):
+    """Interrupt, restart, shutdown and a crash: a kernel of their own."""
+
+    def setUp(self):
+        self.km, self.kc = start()
+
+    def tearDown(self):
+        self.kc.stop_channels()
+        if self.km.is_alive():
+            self.km.shutdown_kernel(now=True)
+
+    def test_interrupt_stops_a_training_loop(self):
+        reply, outputs = run(self.kc, '#include "attn_notebook.hpp"\n'
+                                      "auto w = attn::tensor({0.5, -0.5}, true);\nint steps = 0;")
+        self.assertEqual(reply["status"], "ok", outputs)
+        sent = []
+
+        def interrupt_once_running(kind, content):
+            if kind == "stream" and "training" in content.get("text", "") and not sent:
+                sent.append(True)
+                self.km.interrupt_kernel()
+
+        reply, outputs = run(self.kc, 'std::cout << "training" << std::endl;\n'
+                                      "for (;;) {\n"
+                                      "  auto loss = attn::sum(w * w);\n"
+                                      "  loss.backward();\n"
+                                      "  ++steps;\n"
+                                      "}", on_output=interrupt_once_running)
+        self.assertEqual(reply["status"], "error", outputs)
+        self.assertEqual(reply["ename"], "KeyboardInterrupt")
+        reply, outputs = run(self.kc, 'std::cout << (steps > 0) << " " << w.shape().size() << "\\n";')
+        self.assertEqual(reply["status"], "ok", outputs)
+        self.assertEqual(text(outputs), "1 1\n")
+
+    def test_restart(self):
+        self.assertEqual(run(self.kc, "int before_restart = 1;")[0]["status"], "ok")
+        self.km.restart_kernel(now=False)
+        self.kc.wait_for_ready(timeout=TIMEOUT)
+        reply, outputs = run(self.kc, "int after = before_restart;")
+        self.assertEqual(reply["status"], "error")
+        self.assertEqual(reply["ename"], "CompileError")
+        self.assertEqual(text(run(self.kc, '#include <cstdio>\nprintf("fresh\\n");')[1]), "fresh\n")
+
+    def test_shutdown(self):
+        self.kc.shutdown()
+        reply = self.kc.get_control_msg(timeout=TIMEOUT)
+        self.assertEqual(reply["msg_type"], "shutdown_reply")
+        self.km.finish_shutdown(waittime=TIMEOUT)
+        self.assertFalse(self.km.is_alive())
+
+    def test_segfault_kills_the_kernel_and_restart_recovers(self):
+        # Documented behaviour: a crash in learner code ends the kernel
+        # process; Jupyter restarts it (the notebook says "kernel died").
+        self.kc.execute("*(volatile int*)nullptr = 1;")
+        deadline = time.time() + TIMEOUT
+        while self.km.is_alive() and time.time() < deadline:
+            time.sleep(0.2)
+        self.assertFalse(self.km.is_alive())
+        self.km.restart_kernel(now=True)
+        self.kc.wait_for_ready(timeout=TIMEOUT)
+        self.assertEqual(text(run(self.kc, '#include <cstdio>\nprintf("back\\n");')[1]), "back\n")
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
