@@ -13,14 +13,6 @@ std::size_t decode_limit(const nlohmann::json& model_config, std::size_t src_len
   return std::min(limit, model_config.value("max_len", limit));
 }
 
-CLI::Validator count_check() {
-  return CLI::Validator(
-      [](std::string& text) {
-        return !text.empty() && text[0] == '-' ? "expected a whole number >= 0, got " + text : std::string();
-      },
-      "", "count");
-}
-
 std::vector<models::Hypothesis> translate(Run& run, const std::vector<data::Tokens>& sentences, std::size_t beam) {
   std::vector<data::Example> examples;
   for (const auto& s : sentences) {
@@ -65,9 +57,9 @@ void add_eval_command(CLI::App& app) {
     if (run.is_grid()) return eval_grid(run);
     TaskData task;
     try {
-      task = make_task(run.config.at("task"), run.config.at("seed"));
+      task = make_task(run.config.at("task"), run.config.at("seed").get<std::uint64_t>());
     } catch (const std::exception& e) {
-      throw IOError(*dir + "/config.json: its task cannot be rebuilt: " + e.what());
+      throw IOError(*dir + "/checkpoint/config.json: its task cannot be rebuilt: " + e.what());
     }
     models::Evaluation e = models::evaluate(*run.model, task.split.test, run.src_vocab, run.tgt_vocab);
     std::printf("%zu test sentences: exact match %.1f%%, token accuracy %.1f%%, loss %.4f\n", e.overall.sentences,
@@ -83,14 +75,14 @@ void add_eval_command(CLI::App& app) {
 void add_translate_command(CLI::App& app) {
   struct Options {
     std::string dir;
-    std::size_t beam = 1;
+    std::uint64_t beam = 1;
     bool show = false;
     std::vector<std::string> texts;
   };
   auto o = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand("translate", "Decode sentences with a checkpoint");
   cmd->add_option("--checkpoint", o->dir)->required();
-  cmd->add_option("--beam", o->beam, "beam size (1: greedy)")->check(CLI::Range(1, 64))->capture_default_str();
+  add_count(cmd, "--beam", o->beam, 1, 64, "beam size (1: greedy)");
   cmd->add_flag("--show-attention", o->show, "print each translation's attention as a terminal heatmap");
   cmd->add_option("text", o->texts, "the sentences (for the grid captioner: scenes, e.g. \"red square top left\")")
       ->required();

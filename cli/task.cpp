@@ -1,6 +1,7 @@
 #include "task.hpp"
 
 #include "grid.hpp"
+#include "parse.hpp"
 
 #include <filesystem>
 
@@ -10,6 +11,9 @@ namespace {
 bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
+constexpr std::uint64_t kMaxTestExamples = 1000000;
+constexpr std::uint64_t kMaxLength = 10000;   // tokens in a sequence
+constexpr std::uint64_t kMaxSymbols = 100000;  // distinct symbols of copy/reverse/sort
 bool char_level(const nlohmann::json& config) {
   const std::string name = config.at("name");
   return name == "dates" || (name == "tsv" && config.value("char_level", false));
@@ -20,32 +24,42 @@ nlohmann::json default_task_config(const std::string& task) {
   if (task == "copy" || task == "reverse" || task == "sort")
     return {{"name", task}, {"vocab_size", 10}, {"min_length", 5}, {"max_length", 15}, {"n_train", 20000}, {"n_test", 500}};
   if (task == "dates") return {{"name", "dates"}, {"n_train", 20000}, {"n_test", 1000}};
-  if (ends_with(task, ".tsv") || ends_with(task, ".txt"))  // absolute: eval may run from another folder
-    return {{"name", "tsv"},    {"file", std::filesystem::absolute(task).lexically_normal().string()},
-            {"char_level", false}, {"lowercase", true}, {"max_length", 12}, {"test_fraction", 0.05},
-            {"skip_malformed", false}};
+  if (ends_with(task, ".tsv") || ends_with(task, ".txt")) {  // absolute: eval may run from another folder
+    const std::string file = std::filesystem::absolute(task).lexically_normal().string();
+    if (!valid_utf8(file))
+      throw ValueError("--task: the file name '" + task + "' is not valid UTF-8, and config.json can only store "
+                       "UTF-8 text; rename the file (or link it under a UTF-8 name)");
+    return {{"name", "tsv"},    {"file", file},  {"char_level", false}, {"lowercase", true}, {"max_length", 12},
+            {"test_fraction", 0.05}, {"skip_malformed", false}};
+  }
   if (task == "grid") return default_grid_task_config();
   throw ValueError("unknown task '" + task + "' (tasks: copy, reverse, sort, dates, grid, or a FILE.tsv)");
 }
 
-TaskData make_task(const nlohmann::json& config, std::uint64_t seed) {
+TaskData make_task(const nlohmann::json& config, std::uint64_t seed, const std::string& where) {
   TaskData t;
   t.config = config;
   Generator gen(seed);
-  const std::string name = config.at("name");
+  const Fields f(config, where);
+  const std::string name = f.text("name");
   if (name == "dates") {
-    t.split = data::date_split(config.at("n_train"), config.at("n_test"), data::DateTaskOptions{}, gen);
+    f.only({"name", "n_train", "n_test"});
+    const std::size_t n_train = f.count("n_train", 1, kMaxExamples), n_test = f.count("n_test", 1, kMaxTestExamples);
+    t.split = data::date_split(n_train, n_test, data::DateTaskOptions{}, gen);
     t.src_vocab = data::date_source_vocab();
     t.tgt_vocab = data::date_target_vocab();
   } else if (name == "tsv") {
+    f.only({"name", "file", "char_level", "lowercase", "max_length", "test_fraction", "skip_malformed"});
+    const std::string file = f.text("file");
     data::CorpusOptions options;
-    options.char_level = config.value("char_level", false);
-    options.lowercase = config.value("lowercase", true);
-    options.max_length = config.value("max_length", 0);
-    options.skip_malformed = config.value("skip_malformed", true);
+    options.char_level = f.boolean_or("char_level", false);
+    options.lowercase = f.boolean_or("lowercase", true);
+    options.max_length = f.count_or("max_length", 0, 0, kMaxLength);
+    options.skip_malformed = f.boolean_or("skip_malformed", false);
+    const double fraction = f.real_or("test_fraction", 0.05, {0.0, 1.0, true, true});
     data::Corpus corpus;
     try {
-      corpus = data::load_tsv(config.at("file"), options);
+      corpus = data::load_tsv(file, options);
     } catch (const IOError& e) {  // name the command line's flag, not the library's option
       std::string message = e.what();
       const auto hint = message.find("skip_malformed skips");
@@ -56,28 +70,41 @@ TaskData make_task(const nlohmann::json& config, std::uint64_t seed) {
       t.warning = std::to_string(corpus.malformed) + " malformed lines skipped (the first: line " +
                   std::to_string(corpus.malformed_lines.front()) + ")";
     if (corpus.pairs.size() < 2)
-      throw IOError(std::string(config.at("file")) + ": fewer than 2 usable sentence pairs (" +
-                    std::to_string(corpus.malformed) + " malformed lines skipped)");
+      throw IOError(file + ": fewer than 2 usable sentence pairs in " + std::to_string(corpus.lines) + " lines (" +
+                    std::to_string(corpus.too_long) + " dropped as longer than max_length " +
+                    std::to_string(options.max_length) + " tokens" + (options.max_length ? ", see --max-length" : "") +
+                    ", " + std::to_string(corpus.malformed) + " malformed lines skipped)");
     // A seeded shuffle, then the last test_fraction of the pairs is the test set.
     std::vector<std::size_t> order(corpus.pairs.size());
     for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
     for (std::size_t i = order.size(); i-- > 1;) std::swap(order[i], order[gen.randint(0, i + 1)]);
-    const double fraction = config.value("test_fraction", 0.05);
-    const std::size_t n_test = std::max<std::size_t>(1, static_cast<std::size_t>(fraction * order.size()));
+    const std::size_t n_test =
+        std::min(order.size() - 1, std::max<std::size_t>(1, static_cast<std::size_t>(fraction * order.size())));
     for (std::size_t i = 0; i < order.size(); ++i)
       (i + n_test < order.size() ? t.split.train : t.split.test).push_back(corpus.pairs[order[i]]);
     t.src_vocab = data::Vocab::build(data::sources(t.split.train));
     t.tgt_vocab = data::Vocab::build(data::targets(t.split.train));
+    for (const data::Vocab* v : {&t.src_vocab, &t.tgt_vocab})
+      for (std::size_t id = 0; id < v->size(); ++id)
+        if (!valid_utf8(v->token(static_cast<std::int64_t>(id))))
+          throw IOError(file + ": holds text that is not valid UTF-8 (a token '" + v->token(static_cast<std::int64_t>(id)) +
+                        "'), and vocab.json can only store UTF-8; convert the file first, e.g. iconv -f latin1 -t utf-8");
   } else if (name == "grid") {
     throw ValueError("task 'grid' goes with --model grid (the captioner of chapter 4), not with a sequence model");
-  } else {
+  } else if (name == "copy" || name == "reverse" || name == "sort") {
+    f.only({"name", "vocab_size", "min_length", "max_length", "n_train", "n_test"});
     data::SequenceTaskOptions options;
-    options.vocab_size = config.at("vocab_size");
-    options.min_length = config.at("min_length");
-    options.max_length = config.at("max_length");
-    t.split = data::sequence_split(data::sequence_task_from_name(name), config.at("n_train"), config.at("n_test"),
-                                   options, gen);
+    options.vocab_size = f.count("vocab_size", 1, kMaxSymbols);
+    options.min_length = f.count("min_length", 1, kMaxLength);
+    options.max_length = f.count("max_length", 1, kMaxLength);
+    if (options.min_length > options.max_length)
+      throw ValueError(where + ": min_length " + std::to_string(options.min_length) + " is more than max_length " +
+                       std::to_string(options.max_length) + " (--min-length, --max-length)");
+    const std::size_t n_train = f.count("n_train", 1, kMaxExamples), n_test = f.count("n_test", 1, kMaxTestExamples);
+    t.split = data::sequence_split(data::sequence_task_from_name(name), n_train, n_test, options, gen);
     t.src_vocab = t.tgt_vocab = data::task_vocab(options.vocab_size);
+  } else {
+    f.fail("name", "one of \"copy\", \"reverse\", \"sort\", \"dates\", \"tsv\", \"grid\"");
   }
   return t;
 }

@@ -30,8 +30,9 @@ struct TaskData {
 nlohmann::json default_task_config(const std::string& task);
 
 // Generates (or loads) the examples of a sequence task (not grid); the split is
-// reproducible from `seed`.
-TaskData make_task(const nlohmann::json& config, std::uint64_t seed);
+// reproducible from `seed`. Every field is checked first: a missing, unknown,
+// mistyped or out-of-range key is a ValueError naming `where` and the key.
+TaskData make_task(const nlohmann::json& config, std::uint64_t seed, const std::string& where = "task");
 
 // How a user's sentence is cut into tokens for this task: characters for
 // dates and character-level corpora, whitespace otherwise.
