@@ -200,6 +200,8 @@ void add_train_command(CLI::App& app) {
                                             "with a sequence model");
     nlohmann::json model = o->model == "grid" ? default_grid_model_config() : models::default_model_config(o->model);
     for (const auto& s : o->settings) apply_setting(model, s);
+    if (o->model != "grid")  // the settings fail fast, before any data is made
+      build_model(model, 8, 8, "the model's settings (--model, --set)");
     nlohmann::json task = default_task_config(o->task);
     // A flag that does not apply to the task is an error, not silently ignored.
     for (const char* flag : {"--min-length", "--max-length", "--n-train", "--skip-malformed"}) {
