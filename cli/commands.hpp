@@ -2,6 +2,7 @@
 #pragma once
 
 #include "grid.hpp"
+#include "parse.hpp"
 #include "run_dir.hpp"
 #include "task.hpp"
 
@@ -20,13 +21,17 @@ void add_heatmap_command(CLI::App& app);
 void add_graph_command(CLI::App& app);
 void add_corpus_command(CLI::App& app);  // corpus.cpp
 
-// What `train` and `demo` share: trains (or resumes) the run described by
-// `config` into `out`, showing a progress bar; returns the final evaluation.
+// What `train` and `demo` share: trains the run described by `config` into the run
+// folder `out` (New: it must be new or empty; Overwrite: its run is replaced at the
+// first checkpoint), or resumes the run in `out` (Resume: `config` is read from its
+// checkpoint; new_steps, if not 0, is the new total). Everything is checked before
+// anything is written; the folder is locked while training. Returns the final evaluation.
+enum class TrainMode { New, Overwrite, Resume };
 struct TrainResult {
   models::Evaluation evaluation;
   std::vector<double> steps, losses;  // the loss curve
 };
-TrainResult train_run(nlohmann::json config, const std::string& out, bool resume);
+TrainResult train_run(nlohmann::json config, const std::string& out, TrainMode mode, std::uint64_t new_steps = 0);
 
 // Decodes sentences of the run's task; unknown tokens read as <unk>, with a note on standard error.
 std::vector<models::Hypothesis> translate(Run& run, const std::vector<data::Tokens>& sentences, std::size_t beam);
@@ -37,9 +42,6 @@ std::vector<models::Hypothesis> translate(Run& run, const std::vector<data::Toke
 // How many tokens decoding may write for sources of up to `src_len` tokens: 2 * src_len + 10,
 // but never past what a Transformer's positional encoding covers (its "max_len").
 std::size_t decode_limit(const nlohmann::json& model_config, std::size_t src_len);
-
-// CLI11 2.1 reads "--steps -1" into a std::size_t as 2^64 - 1: every count option checks this.
-CLI::Validator count_check();
 
 // The main attention of one hypothesis as a [T, S] array (T output tokens, S source tokens).
 xt::xarray<double> attention_of(const models::Hypothesis& h, const std::string& name, std::size_t src_len);

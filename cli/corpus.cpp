@@ -1,6 +1,7 @@
 // `attn corpus gettext`: an English -> French (or any language) corpus from the
 // message catalogs installed with the system's programs (models/data/gettext.hpp).
 #include "commands.hpp"
+#include "parse.hpp"
 
 #include "../models/data/gettext.hpp"
 
@@ -42,7 +43,7 @@ void print_summary(const data::GettextCorpus& c, const std::vector<std::pair<std
 void add_corpus_command(CLI::App& app) {
   struct Options {
     std::string lang = "fr", out, locale_dir = "/usr/share/locale";
-    std::size_t min_words = 3, max_words = 12;
+    std::uint64_t min_words = 3, max_words = 12;
     std::uint64_t seed = 1;
   };
   auto o = std::make_shared<Options>();
@@ -53,9 +54,9 @@ void add_corpus_command(CLI::App& app) {
   cmd->add_option("--lang", o->lang, "the target language, as named in the locale folder")->capture_default_str();
   cmd->add_option("--out", o->out, "the FILE.tsv to write (source<TAB>target lines)")->required();
   cmd->add_option("--locale-dir", o->locale_dir, "where the catalogs are")->capture_default_str();
-  cmd->add_option("--min-words", o->min_words, "fewest words on either side")->check(count_check())->capture_default_str();
-  cmd->add_option("--max-words", o->max_words, "most words on either side")->check(count_check())->capture_default_str();
-  cmd->add_option("--seed", o->seed, "the order of the pairs (a seeded shuffle)")->check(count_check())->capture_default_str();
+  add_count(cmd, "--min-words", o->min_words, 1, 10000, "fewest words on either side (default 3)");
+  add_count(cmd, "--max-words", o->max_words, 1, 10000, "most words on either side (default 12)");
+  add_count(cmd, "--seed", o->seed, 0, kMaxSeed, "the order of the pairs (a seeded shuffle)");
   cmd->callback([o] {
     const std::vector<std::string> files = data::mo_files(o->locale_dir, o->lang);
     const std::string dir = o->locale_dir + "/" + o->lang + "/LC_MESSAGES";

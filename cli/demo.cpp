@@ -11,14 +11,14 @@ namespace attn::cli {
 void add_demo_command(CLI::App& app) {
   struct Options {
     std::string out = "out/demo";
-    std::size_t steps = 400;
+    std::uint64_t steps = 400;
     std::uint64_t seed = 1;
   };
   auto o = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand("demo", "Train Bahdanau attention on dates, then show where it attends");
-  cmd->add_option("--out", o->out, "where the SVG heatmaps and plots go")->capture_default_str();
-  cmd->add_option("--steps", o->steps, "training steps")->check(count_check())->capture_default_str();
-  cmd->add_option("--seed", o->seed)->check(count_check())->capture_default_str();
+  cmd->add_option("--out", o->out, "where the SVG heatmaps, plots and the run go (replaced)")->capture_default_str();
+  add_count(cmd, "--steps", o->steps, 1, kMaxSteps, "training steps");
+  add_count(cmd, "--seed", o->seed, 0, kMaxSeed);
   cmd->callback([o] {
     nlohmann::json model = models::default_model_config("bahdanau");
     model["embed_dim"] = 32;
@@ -32,8 +32,8 @@ void add_demo_command(CLI::App& app) {
         {"model", model}, {"task", task}, {"seed", o->seed}, {"dtype", "float32"},
         {"train", {{"steps", o->steps}, {"batch_size", 64}, {"lr", 0.005}, {"clip_norm", 1.0}, {"eval_every", 0}}}};
     std::cout << "attn demo: Bahdanau attention (chapter 2) learns to write dates as YYYY-MM-DD.\n";
-    const std::string run_dir = o->out + "/checkpoint";
-    const TrainResult result = train_run(config, run_dir, false);
+    const std::string run_dir = o->out + "/run";  // the demo replaces its own run each time
+    const TrainResult result = train_run(config, run_dir, TrainMode::Overwrite);
     const models::Evaluation& e = result.evaluation;
     std::printf("\nheld-out dates: exact match %.1f%%, token accuracy %.1f%%", 100 * e.overall.exact_match(),
                 100 * e.overall.token_accuracy());

@@ -1,6 +1,8 @@
 #include "grid.hpp"
 
+#include "parse.hpp"
 #include "progress.hpp"
+#include "run_config.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -13,6 +15,8 @@ namespace {
 
 using nlohmann::json;
 
+constexpr std::uint64_t kMaxGridSize = 65536;  // embed_dim, decoder_dim, ...
+
 const char* attention_name(models::GridAttention a) {
   return a == models::GridAttention::Soft ? "soft" : a == models::GridAttention::Hard ? "hard" : "hard-at-inference";
 }
@@ -23,23 +27,25 @@ models::GridAttention attention_from_name(const std::string& name) {
   throw ValueError("model config of 'grid': unknown attention '" + name + "' (soft, hard, hard-at-inference)");
 }
 
-// A whole number >= 0 from a config (json's get<std::size_t>() would turn -4 into 2^64 - 4).
-std::size_t size_field(const json& config, const char* what, const char* key, std::size_t fallback) {
-  if (!config.contains(key)) return fallback;
-  const json& v = config.at(key);
-  if (!v.is_number_integer() || v.get<std::int64_t>() < 0)
-    throw ValueError(std::string(what) + ": field '" + key + "' must be a whole number >= 0, got " + v.dump());
-  return v.get<std::size_t>();
+data::GridOptions world_options(const json& task) {
+  const Fields f(task, "task 'grid'");
+  f.only({"name", "feature_dim", "noise", "min_objects", "max_objects", "embedding_seed", "n_train", "n_test"});
+  data::GridOptions o;
+  o.feature_dim = f.count_or("feature_dim", o.feature_dim, 1, 4096);
+  o.noise = f.real_or("noise", o.noise, {0.0, 100.0});
+  o.min_objects = f.count_or("min_objects", o.min_objects, 1, 9);
+  o.max_objects = f.count_or("max_objects", o.max_objects, 1, 9);
+  o.embedding_seed = f.count_or("embedding_seed", o.embedding_seed, 0, kMaxSeed);
+  if (o.min_objects > o.max_objects)
+    throw ValueError("task 'grid': min_objects " + std::to_string(o.min_objects) + " is more than max_objects " +
+                     std::to_string(o.max_objects));
+  return o;
 }
 
-data::GridOptions world_options(const json& task) {
-  data::GridOptions o;
-  o.feature_dim = size_field(task, "task 'grid'", "feature_dim", o.feature_dim);
-  o.noise = task.value("noise", o.noise);
-  o.min_objects = size_field(task, "task 'grid'", "min_objects", o.min_objects);
-  o.max_objects = size_field(task, "task 'grid'", "max_objects", o.max_objects);
-  o.embedding_seed = size_field(task, "task 'grid'", "embedding_seed", o.embedding_seed);
-  return o;
+data::GridSplit grid_split(const json& task, const data::GridWorld& world, std::uint64_t seed) {
+  const Fields f(task, "task 'grid'");
+  Generator gen(seed);
+  return world.split(f.count_or("n_train", 2000, 1, kMaxExamples), f.count_or("n_test", 200, 1, 1000000), gen);
 }
 
 // One grid's features [9, D] as a batch of one [1, 9, D].
@@ -82,52 +88,52 @@ std::unique_ptr<models::GridCaptioner> make_grid_model(const json& model, std::s
   models::GridCaptionerConfig c;
   c.vocab = vocab;
   c.feature_dim = world_options(task).feature_dim;
-  const char* what = "model config of 'grid'";
-  c.embed_dim = size_field(model, what, "embed_dim", c.embed_dim);
-  c.encoder_dim = size_field(model, what, "encoder_dim", c.encoder_dim);
-  c.decoder_dim = size_field(model, what, "decoder_dim", c.decoder_dim);
-  c.attention_dim = size_field(model, what, "attention_dim", c.attention_dim);
-  const json& attention = model.value("attention", json("soft"));
-  const json& soft_probability = model.value("soft_probability", json(0.0));
-  if (!attention.is_string() || !soft_probability.is_number())
-    throw ValueError(std::string(what) + ": 'attention' must be a string and 'soft_probability' a number");
-  c.attention = attention_from_name(attention.get<std::string>());
-  c.soft_probability = soft_probability.get<double>();
+  const Fields f(model, "model config of 'grid'");
+  c.embed_dim = f.count_or("embed_dim", c.embed_dim, 1, kMaxGridSize);
+  c.encoder_dim = f.count_or("encoder_dim", c.encoder_dim, 0, kMaxGridSize);  // 0: no encoder layer
+  c.decoder_dim = f.count_or("decoder_dim", c.decoder_dim, 1, kMaxGridSize);
+  c.attention_dim = f.count_or("attention_dim", c.attention_dim, 1, kMaxGridSize);
+  c.attention = attention_from_name(f.has("attention") ? f.one_of("attention", {"soft", "hard", "hard-at-inference"}) : "soft");
+  c.soft_probability = f.real_or("soft_probability", 0.0, {0.0, 1.0});
   return std::make_unique<models::GridCaptioner>(c);
 }
 
-void train_grid_run(const json& config, const std::string& out) {
-  const std::uint64_t seed = config.at("seed");
-  manual_seed(seed);  // the weights, and hard attention's samples
+void train_grid_run(const json& config, const std::string& out, bool overwrite) {
+  // Everything is checked and built before anything is written.
+  const TrainSettings s = read_train_settings(config, "the run's settings");
   const json& task = config.at("task");
   const data::GridWorld world(world_options(task));
-  Generator gen(seed);
-  const data::GridSplit split = world.split(size_field(task, "task 'grid'", "n_train", 2000),
-                                            size_field(task, "task 'grid'", "n_test", 200), gen);
+  const data::GridSplit split = grid_split(task, world, s.seed);
   const data::Vocab vocab = data::GridWorld::caption_vocab();
-  auto model = make_grid_model(config.at("model"), vocab.size(), task);
-  if (config.value("dtype", "float32") == "float32") model->to(Dtype::Float32);
-
-  const json& t = config.at("train");
+  manual_seed(s.seed);  // the weights, and hard attention's samples
+  std::unique_ptr<models::GridCaptioner> model;
+  try {
+    model = make_grid_model(config.at("model"), vocab.size(), task);
+  } catch (const std::bad_alloc&) {
+    throw ValueError("--set: the grid captioner's sizes need more memory than this machine has");
+  }
+  if (s.dtype == "float32") model->to(Dtype::Float32);
   models::GridTrainOptions options;
-  options.steps = t.at("steps");
-  options.batch_size = t.at("batch_size");
-  options.lr = t.at("lr");
-  options.clip_norm = t.value("clip_norm", 5.0);
-  options.seed = seed;
+  options.steps = s.steps;
+  options.batch_size = s.batch_size;
+  options.lr = s.lr;
+  options.clip_norm = s.clip_norm;
+  options.seed = s.seed;
   options.log_every = 10;
-  options.loss.doubly_stochastic = t.value("doubly_stochastic", 0.0);
+  options.loss.doubly_stochastic = s.doubly_stochastic;
 
-  std::filesystem::create_directories(out);
-  save_run_description(out, config, data::Vocab(), vocab);
+  check_out_folder(out, overwrite);
+  const RunLock lock(out);
+  check_out_folder(out, overwrite);  // again, now that no other process can write there
   std::cout << "training grid (" << attention_name(model->config.attention) << " attention, "
-            << model->num_parameters() << " parameters, " << config.value("dtype", "float32") << ") on grid: "
-            << split.train.size() << " train / " << split.test.size() << " test grids, seed " << seed << std::endl;
+            << model->num_parameters() << " parameters, " << s.dtype << ") on grid: " << split.train.size()
+            << " train / " << split.test.size() << " test grids, seed " << s.seed << std::endl;
   ProgressBar bar(options.steps);
   models::train_grid_captioner(*model, split.train, vocab, options,
                                [&](const models::Progress& p) { bar.update(p.step, p.loss, p.accuracy); });
   bar.finish();
-  nn::save(*model, out + "/model.npz");
+  commit_checkpoint(out, config, data::Vocab(), vocab,
+                    [&](const std::string& unit) { nn::save(*model, unit + "/model.npz"); });
   const models::GridEvaluation e = models::evaluate_grid_captioner(*model, split.test, vocab);
   std::printf("exact match on the test grids: %.1f%%, attention peak on the gold cell %.1f%%  (checkpoint: %s)\n",
               100 * e.overall.exact_match(), 100 * e.decoded_alignment.hit_rate(), out.c_str());
@@ -136,9 +142,7 @@ void train_grid_run(const json& config, const std::string& out) {
 void eval_grid(Run& run) {
   const json& task = run.config.at("task");
   const data::GridWorld world(world_options(task));
-  Generator gen(run.config.at("seed").get<std::uint64_t>());
-  const data::GridSplit split = world.split(size_field(task, "task 'grid'", "n_train", 2000),
-                                            size_field(task, "task 'grid'", "n_test", 200), gen);
+  const data::GridSplit split = grid_split(task, world, run.config.at("seed").get<std::uint64_t>());
   const models::GridEvaluation e = models::evaluate_grid_captioner(*run.captioner, split.test, run.tgt_vocab);
   std::printf("%zu test grids: exact match %.1f%%, token accuracy %.1f%%, loss %.4f\n", e.overall.sentences,
               100 * e.overall.exact_match(), 100 * e.overall.token_accuracy(), e.loss);

@@ -36,9 +36,11 @@ nlohmann::json default_grid_task_config();
 std::unique_ptr<models::GridCaptioner> make_grid_model(const nlohmann::json& model, std::size_t vocab,
                                                        const nlohmann::json& task);
 
-// Trains into `out` (config.json, vocab.json, model.npz), printing progress and the evaluation.
+// Trains into the run folder `out` (cli/run_dir.hpp: a checkpoint of config.json, vocab.json
+// and model.npz, written at the end), printing progress and the evaluation. Everything is
+// checked before anything is written; `out` must be new or empty unless `overwrite`.
 // No --resume: models/grid_train has no resumable trainer (the run is short).
-void train_grid_run(const nlohmann::json& config, const std::string& out);
+void train_grid_run(const nlohmann::json& config, const std::string& out, bool overwrite);
 
 // Prints the evaluation of a grid checkpoint on its task's held-out grids.
 void eval_grid(Run& run);

@@ -13,14 +13,6 @@ std::size_t decode_limit(const nlohmann::json& model_config, std::size_t src_len
   return std::min(limit, model_config.value("max_len", limit));
 }
 
-CLI::Validator count_check() {
-  return CLI::Validator(
-      [](std::string& text) {
-        return !text.empty() && text[0] == '-' ? "expected a whole number >= 0, got " + text : std::string();
-      },
-      "", "count");
-}
-
 std::vector<models::Hypothesis> translate(Run& run, const std::vector<data::Tokens>& sentences, std::size_t beam) {
   models::DecodeOptions options;
   options.beam_size = beam;
@@ -74,9 +66,9 @@ void add_eval_command(CLI::App& app) {
     if (run.is_grid()) return eval_grid(run);
     TaskData task;
     try {
-      task = make_task(run.config.at("task"), run.config.at("seed"));
+      task = make_task(run.config.at("task"), run.config.at("seed").get<std::uint64_t>());
     } catch (const std::exception& e) {
-      throw IOError(*dir + "/config.json: its task cannot be rebuilt: " + e.what());
+      throw IOError(*dir + "/checkpoint/config.json: its task cannot be rebuilt: " + e.what());
     }
     models::EvaluateOptions options;
     options.keep_predictions = !o->predictions.empty();
@@ -111,7 +103,7 @@ void add_eval_command(CLI::App& app) {
 void add_translate_command(CLI::App& app) {
   struct Options {
     std::string dir;
-    std::size_t beam = 1;
+    std::uint64_t beam = 1;
     double alpha = 0.0, beta = 0.0;
     bool show = false;
     std::vector<std::string> texts;
@@ -119,13 +111,11 @@ void add_translate_command(CLI::App& app) {
   auto o = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand("translate", "Decode sentences with a checkpoint");
   cmd->add_option("--checkpoint", o->dir)->required();
-  cmd->add_option("--beam", o->beam, "beam size (1: greedy)")->check(CLI::Range(1, 64))->capture_default_str();
-  cmd->add_option("--length-penalty", o->alpha,
-                  "with --beam: GNMT's alpha, score = log p / ((5 + |Y|) / 6)^alpha (0: plain log p)")
-      ->check(CLI::Range(0.0, 10.0))->capture_default_str();
-  cmd->add_option("--coverage-penalty", o->beta,
-                  "with --beam: GNMT's beta, score + beta * sum_i log min(attention on word i, 1) (0: off)")
-      ->check(CLI::Range(0.0, 10.0))->capture_default_str();
+  add_count(cmd, "--beam", o->beam, 1, 64, "beam size (1: greedy)");
+  add_real(cmd, "--length-penalty", o->alpha, Bounds{0.0, 10.0},
+           "with --beam: GNMT's alpha, score = log p / ((5 + |Y|) / 6)^alpha (0: plain log p)");
+  add_real(cmd, "--coverage-penalty", o->beta, Bounds{0.0, 10.0},
+           "with --beam: GNMT's beta, score + beta * sum_i log min(attention on word i, 1) (0: off)");
   cmd->add_flag("--show-attention", o->show, "print each translation's attention as a terminal heatmap");
   cmd->add_option("text", o->texts, "the sentences (for the grid captioner: scenes, e.g. \"red square top left\")")
       ->required();

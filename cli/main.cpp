@@ -64,6 +64,11 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help: the help text, exit status 0
     return fail(std::string(e.what()) + " (see --help)", 2);
+  } catch (const std::bad_alloc&) {  // sizes are checked first; this is the last line of defence
+    return fail("out of memory: the settings ask for more memory than this machine has (try smaller --batch-size, "
+                "--n-train or model sizes)", 1);
+  } catch (const nlohmann::json::exception& e) {  // JSON is read through checked helpers; this should not happen
+    return fail(std::string("unexpected JSON content (") + e.what() + ")", 1);
   } catch (const std::exception& e) {
     return fail(e.what(), 1);
   } catch (...) {

@@ -25,8 +25,8 @@ std::string ProgressBar::format_duration(double seconds) {
 std::string ProgressBar::line(std::size_t step) const {
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
   const double rate = elapsed > 0 ? static_cast<double>(step - start_) / elapsed : 0.0;
-  const double left = rate > 0 ? static_cast<double>(total_ - step) / rate : NAN;
-  const int width = 20, filled = total_ ? static_cast<int>(width * step / total_) : width;
+  const double left = rate > 0 && step <= total_ ? static_cast<double>(total_ - step) / rate : NAN;
+  const int width = 20, filled = total_ && step < total_ ? static_cast<int>(width * step / total_) : width;
   std::ostringstream os;
   os << "[" << std::string(filled, '#') << std::string(width - filled, '.') << "] step " << step << "/" << total_;
   char buf[160];

@@ -2,29 +2,225 @@
 
 #include "grid.hpp"
 #include "../models/data/json_file.hpp"
+#include "parse.hpp"
+#include "run_config.hpp"
 
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace attn::cli {
 
 namespace fs = std::filesystem;
 
-// Bounded in size and depth: run folders are shared between learners.
-nlohmann::json read_json(const std::string& path) { return data::read_json_file(path); }
+namespace {
 
-void write_json(const std::string& path, const nlohmann::json& value) {
-  viz::save_text(path, value.dump(2) + "\n");
+// "[json.exception.parse_error.101] parse error at line 1, column 5: ..." -> "parse error at line 1, ...".
+std::string json_message(const std::exception& e) {
+  std::string m = e.what();
+  if (m.rfind("[json.exception.", 0) == 0 && m.find("] ") != std::string::npos) m = m.substr(m.find("] ") + 2);
+  return m;
 }
 
-void save_run_description(const std::string& dir, const nlohmann::json& config, const data::Vocab& src_vocab,
-                          const data::Vocab& tgt_vocab) {
-  fs::create_directories(dir);
-  nlohmann::json full = config;
-  full["format"] = "attn-checkpoint";
-  write_json(dir + "/config.json", full);
-  write_json(dir + "/vocab.json", {{"src", nlohmann::json::parse(src_vocab.to_json())},
-                                   {"tgt", nlohmann::json::parse(tgt_vocab.to_json())}});
+std::string errno_text() { return std::strerror(errno); }
+
+// FNV-1a, 64 bits: a cheap fingerprint that tells a changed or damaged file (not a defence against forgery).
+struct Fingerprint {
+  std::uint64_t bytes = 0, hash = 14695981039346656037ull;
+};
+Fingerprint fingerprint(const std::string& path, const std::string& shown) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw IOError(shown + ": cannot open (missing or unreadable)");
+  Fingerprint f;
+  std::vector<char> buffer(1 << 16);
+  while (in) {
+    in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
+    const std::size_t n = static_cast<std::size_t>(in.gcount());
+    for (std::size_t i = 0; i < n; ++i) f.hash = (f.hash ^ static_cast<unsigned char>(buffer[i])) * 1099511628211ull;
+    f.bytes += n;
+  }
+  if (in.bad()) throw IOError(shown + ": reading failed");
+  return f;
+}
+
+std::string hex(std::uint64_t x) {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(x));
+  return buf;
+}
+
+// Writes a new file and forces it to disk (a checkpoint must survive a power cut, not only a kill).
+void write_file(const std::string& path, const std::string& text) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) throw IOError(path + ": cannot create (" + errno_text() + ")");
+  std::size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const std::string why = errno_text();
+      ::close(fd);
+      throw IOError(path + ": writing failed (" + why + ")");
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  const bool synced = ::fsync(fd) == 0;
+  if (::close(fd) != 0 || !synced) throw IOError(path + ": writing failed (" + errno_text() + ")");
+}
+
+void sync_path(const std::string& path, bool directory) {
+  const int fd = ::open(path.c_str(), (directory ? O_RDONLY | O_DIRECTORY : O_RDONLY) | O_CLOEXEC);
+  if (fd < 0) throw IOError(path + ": cannot open to sync (" + errno_text() + ")");
+  const bool ok = ::fsync(fd) == 0;
+  ::close(fd);
+  if (!ok) throw IOError(path + ": cannot sync to disk (" + errno_text() + ")");
+}
+
+std::string vocab_json(const data::Vocab& src, const data::Vocab& tgt) {
+  return nlohmann::json{{"src", nlohmann::json::parse(src.to_json())}, {"tgt", nlohmann::json::parse(tgt.to_json())}}
+             .dump(2) + "\n";
+}
+
+bool is_temporary(const std::string& name) { return name.rfind("checkpoint.tmp.", 0) == 0; }
+
+// A lower bound of the bytes the model's weights take (float64 while they are built), and the
+// setting responsible: a 2-D weight has the largest size on one side and at least the smallest on the other.
+std::pair<double, std::string> weight_bytes(const nlohmann::json& model, std::size_t src_vocab, std::size_t tgt_vocab) {
+  auto is_dim = [](const std::string& k) {
+    return k == "d_model" || k == "dim_feedforward" || k == "max_len" ||
+           (k.size() > 4 && k.compare(k.size() - 4, 4, "_dim") == 0);
+  };
+  std::vector<std::pair<double, std::string>> dims = {{double(src_vocab), "the source vocabulary"},
+                                                      {double(tgt_vocab), "the target vocabulary"}};
+  double layers = 0, d_model = 0;
+  for (const auto& item : model.items()) {
+    if (!item.value().is_number_integer() || item.value().get<std::int64_t>() <= 0) continue;
+    const double v = static_cast<double>(item.value().get<std::uint64_t>());
+    if (is_dim(item.key())) dims.push_back({v, item.key() + "=" + std::to_string(item.value().get<std::uint64_t>())});
+    if (item.key() == "d_model") d_model = v;
+    if (item.key() == "num_encoder_layers" || item.key() == "num_decoder_layers") layers += v;
+  }
+  std::sort(dims.begin(), dims.end());
+  std::pair<double, std::string> bound = {dims.back().first * dims.front().first * 8, dims.back().second};
+  const double per_layer = 4 * d_model * d_model * 8;  // a layer's attention projections alone
+  if (layers * per_layer > bound.first) {
+    const char* key = model.value("num_encoder_layers", 0) >= model.value("num_decoder_layers", 0) ? "num_encoder_layers"
+                                                                                                     : "num_decoder_layers";
+    bound = {layers * per_layer, std::string(key) + "=" + std::to_string(model.value(key, 0))};
+  }
+  return bound;
+}
+
+std::string memory_message(const std::pair<double, std::string>& need) {
+  char gb[64];
+  std::snprintf(gb, sizeof gb, "%.3g GB", need.first / 1e9);
+  return need.second + " needs at least " + gb + " of memory for the model's weights, more than this machine has";
+}
+
+}  // namespace
+
+// Bounded in size and depth (data::read_json_file): run folders are shared between learners.
+nlohmann::json read_json(const std::string& path, const std::string& shown_name) {
+  try {
+    return data::read_json_file(path);
+  } catch (const IOError& e) {  // the message starts with the path read; show the name the user knows
+    std::string message = e.what();
+    if (!shown_name.empty() && message.rfind(path, 0) == 0) message = shown_name + message.substr(path.size());
+    throw IOError(message);
+  }
+}
+
+std::unique_ptr<models::Seq2Seq> build_model(const nlohmann::json& model, std::size_t src_vocab, std::size_t tgt_vocab,
+                                             const std::string& where) {
+  const std::string prefix = where.empty() ? "" : where + ": ";
+  const auto need = weight_bytes(model.is_object() ? model : nlohmann::json::object(), src_vocab, tgt_vocab);
+  const double memory = double(::sysconf(_SC_PHYS_PAGES)) * double(::sysconf(_SC_PAGE_SIZE));
+  if (memory > 0 && need.first > memory) throw ValueError(prefix + memory_message(need));
+  try {
+    return models::make_model(model, src_vocab, tgt_vocab);
+  } catch (const std::bad_alloc&) {
+    throw ValueError(prefix + memory_message(need));
+  } catch (const std::length_error&) {
+    throw ValueError(prefix + memory_message(need));
+  } catch (const nlohmann::json::exception& e) {
+    throw ValueError(prefix + "model config: " + json_message(e));
+  } catch (const Error& e) {
+    if (where.empty()) throw;
+    throw ValueError(prefix + e.what());
+  }
+}
+
+// ---- reading a checkpoint ----
+
+Checkpoint::Checkpoint(const std::string& dir) {
+  if (!fs::is_directory(dir)) throw IOError(dir + ": no such checkpoint directory");
+  shown_ = dir + "/checkpoint";
+  if (!fs::exists(shown_)) {
+    if (!fs::exists(dir + "/manifest.json"))
+      throw IOError(dir + ": holds no checkpoint (expected " + shown_ + "/, which attn train --out writes)");
+    shown_ = dir;  // the unit folder itself
+  }
+  fd_ = ::open(shown_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd_ < 0) throw IOError(shown_ + ": cannot open (" + errno_text() + ")");
+  if (!has("manifest.json"))
+    throw IOError(name("manifest.json") + ": missing (an incomplete checkpoint, or one not written by attn)");
+  manifest_ = read_json("manifest.json");
+  const Fields top(manifest_, name("manifest.json"));
+  top.one_of("format", {"attn-checkpoint-manifest"});
+  const nlohmann::json& files = top.object("files");
+  for (const char* required : {"config.json", "vocab.json", "model.npz"})
+    if (!files.contains(required)) top.fail(std::string("files.") + required, "listed (every checkpoint has one)");
+  for (const auto& item : files.items()) {
+    const std::string& file = item.key();
+    if (file.empty() || file.find('/') != std::string::npos || file[0] == '.')
+      throw IOError(name("manifest.json") + ": '" + file + "' is not a file name of the checkpoint");
+    const Fields entry(item.value(), name("manifest.json") + ": files." + file);
+    const std::uint64_t bytes = entry.count("bytes", 0, UINT64_MAX);
+    const std::string hash = entry.text("fnv1a64");
+    if (!has(file)) throw IOError(name(file) + ": missing (manifest.json lists it)");
+    const Fingerprint f = fingerprint(path(file), name(file));
+    if (f.bytes != bytes || hex(f.hash) != hash)
+      throw IOError(name(file) + ": does not match manifest.json (" + std::to_string(f.bytes) + " bytes, hash " +
+                    hex(f.hash) + "; expected " + std::to_string(bytes) + " bytes, hash " + hash +
+                    "): changed or damaged since the checkpoint was written");
+  }
+}
+
+Checkpoint::~Checkpoint() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+std::string Checkpoint::path(const std::string& file) const {
+  return "/proc/self/fd/" + std::to_string(fd_) + "/" + file;
+}
+
+std::string Checkpoint::name(const std::string& file) const { return shown_ + "/" + file; }
+
+bool Checkpoint::has(const std::string& file) const {
+  struct stat st;
+  return ::fstatat(fd_, file.c_str(), &st, 0) == 0 && S_ISREG(st.st_mode);
+}
+
+nlohmann::json Checkpoint::read_json(const std::string& file) const {
+  return cli::read_json(path(file), name(file));
+}
+
+void Checkpoint::rethrow_named(const std::exception& e) const {
+  std::string message = e.what();
+  const std::string handle = "/proc/self/fd/" + std::to_string(fd_);
+  for (auto at = message.find(handle); at != std::string::npos; at = message.find(handle, at + shown_.size()))
+    message.replace(at, handle.size(), shown_);
+  if (dynamic_cast<const ValueError*>(&e)) throw ValueError(message);
+  throw IOError(message);
 }
 
 std::string Run::model_name() const { return config.at("model").value("model", "?"); }
@@ -32,51 +228,171 @@ std::string Run::model_name() const { return config.at("model").value("model", "
 namespace {
 
 // The weights in model.npz must be those of the model that config.json describes.
-void load_weights(Run& run, const std::string& dir) {
-  const std::string path = dir + "/model.npz";
-  if (!fs::exists(path)) throw IOError(path + ": missing (the model's weights; was the training interrupted?)");
+void load_weights(Run& run, const Checkpoint& unit) {
   try {
-    nn::load(run.module(), path);
-  } catch (const IOError& e) {
+    nn::load(run.module(), unit.path("model.npz"));
+  } catch (const Error& e) {
     std::string detail = e.what();  // "load: '...' does not match the ... module, nothing was loaded:\n  missing keys: ..."
-    if (detail.find("does not match") == std::string::npos) throw IOError(path + ": unreadable (" + detail + ")");
+    if (detail.find("does not match") == std::string::npos)
+      unit.rethrow_named(IOError(unit.name("model.npz") + ": unreadable (" + detail + ")"));
     const auto colon = detail.find(":\n");
     detail = colon == std::string::npos ? detail : detail.substr(colon + 2);
     if (detail.size() > 300) detail = detail.substr(0, 300) + "...";
-    throw IOError(path + ": these weights are not those of the '" + run.model_name() +
+    throw IOError(unit.name("model.npz") + ": these weights are not those of the '" + run.model_name() +
                   "' model that config.json describes (a checkpoint of another model, or other sizes): " + detail);
   }
+}
+
+Run load_run_once(const std::string& dir) {
+  const Checkpoint unit(dir);
+  Run run;
+  run.config = unit.read_json("config.json");
+  const std::string where = unit.name("config.json");
+  read_train_settings(run.config, where);
+  const nlohmann::json vocab = unit.read_json("vocab.json");
+  const Fields sides(vocab, unit.name("vocab.json"));
+  for (const char* side : {"src", "tgt"}) {
+    const nlohmann::json& tokens = Fields(sides.object(side), unit.name("vocab.json") + ": " + side).array("tokens");
+    for (const auto& t : tokens)
+      if (!t.is_string())
+        throw IOError(unit.name("vocab.json") + ": " + side + ".tokens must hold strings only, got " + t.dump());
+  }
+  try {
+    run.src_vocab = data::Vocab::from_json(vocab.at("src").dump());
+    run.tgt_vocab = data::Vocab::from_json(vocab.at("tgt").dump());
+  } catch (const std::exception& e) {
+    throw IOError(unit.name("vocab.json") + ": not a vocabulary file (expected {\"src\": {\"tokens\": [...]}, \"tgt\": "
+                  "...}): " + json_message(e));
+  }
+  if (run.model_name() == "grid") {
+    try {
+      run.captioner = make_grid_model(run.config.at("model"), run.tgt_vocab.size(), run.config.at("task"));
+    } catch (const std::bad_alloc&) {
+      throw ValueError(where + ": the grid captioner's sizes need more memory than this machine has");
+    } catch (const Error& e) {
+      throw ValueError(where + ": " + e.what());
+    }
+  } else {
+    run.model = build_model(run.config.at("model"), run.src_vocab.size(), run.tgt_vocab.size(), where);
+  }
+  load_weights(run, unit);
+  run.module().eval();
+  return run;
+}
+
+ino_t inode(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 ? st.st_ino : 0;
 }
 
 }  // namespace
 
 Run load_run(const std::string& dir) {
-  if (!fs::is_directory(dir)) throw IOError(dir + ": no such checkpoint directory");
-  Run run;
-  run.config = read_json(dir + "/config.json");
-  if (!run.config.is_object() || run.config.value("format", "") != "attn-checkpoint" ||
-      !run.config.contains("model") || !run.config.contains("task"))
-    throw IOError(dir + "/config.json: not an attn checkpoint description (expected {\"format\": \"attn-checkpoint\", "
-                        "\"model\": {...}, \"task\": {...}, ...})");
-  const nlohmann::json vocab = read_json(dir + "/vocab.json");
-  try {
-    run.src_vocab = data::Vocab::from_json(vocab.at("src").dump());
-    run.tgt_vocab = data::Vocab::from_json(vocab.at("tgt").dump());
-  } catch (const std::exception& e) {
-    throw IOError(dir + "/vocab.json: not a vocabulary file (expected {\"src\": {\"tokens\": [...]}, \"tgt\": ...}): " +
-                  e.what());
+  for (int attempt = 0;; ++attempt) {
+    const ino_t before = inode(dir + "/checkpoint");
+    try {
+      return load_run_once(dir);
+    } catch (const Error&) {
+      // A trainer may have committed a new checkpoint (and deleted this one) while it was read: read again.
+      if (attempt < 5 && before != 0 && inode(dir + "/checkpoint") != before) continue;
+      throw;
+    }
   }
-  try {
-    if (run.config.at("model").value("model", "") == "grid")
-      run.captioner = make_grid_model(run.config.at("model"), run.tgt_vocab.size(), run.config.at("task"));
-    else
-      run.model = models::make_model(run.config.at("model"), run.src_vocab.size(), run.tgt_vocab.size());
-  } catch (const std::exception& e) {
-    throw IOError(dir + "/config.json: " + e.what());
+}
+
+// ---- writing a run folder ----
+
+bool holds_run(const std::string& dir) {
+  return fs::exists(dir + "/checkpoint") || fs::exists(dir + "/config.json");  // the second: attn's older layout
+}
+
+void check_out_folder(const std::string& dir, bool overwrite) {
+  std::error_code ec;
+  if (!fs::exists(dir, ec)) return;
+  if (!fs::is_directory(dir, ec)) throw ValueError("--out " + dir + ": is a file, not a folder");
+  if (overwrite) return;
+  if (holds_run(dir))
+    throw ValueError("--out " + dir + ": holds another run; continue it with --resume " + dir +
+                     ", replace it with --overwrite, or choose another --out");
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name != "lock" && !is_temporary(name))
+      throw ValueError("--out " + dir + ": not empty (it holds '" + name +
+                       "'); choose a new or empty folder, or write there anyway with --overwrite");
   }
-  load_weights(run, dir);
-  run.module().eval();
-  return run;
+}
+
+RunLock::RunLock(const std::string& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw IOError(dir + ": cannot create the run folder (" + ec.message() + ")");
+  const std::string path = dir + "/lock";
+  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd_ < 0) throw IOError(path + ": cannot create the run's lock file (" + errno_text() + ")");
+  if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+    char buf[32] = {0};
+    const ssize_t n = ::pread(fd_, buf, sizeof buf - 1, 0);
+    std::string pid = n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : "";
+    while (!pid.empty() && (pid.back() == '\n' || pid.back() == ' ')) pid.pop_back();
+    ::close(fd_);
+    fd_ = -1;
+    throw IOError(dir + ": in use by another attn process (" + (pid.empty() ? "pid unknown" : "pid " + pid) +
+                  ", which holds " + path + "); wait for it to finish, or stop it");
+  }
+  const std::string pid = std::to_string(::getpid()) + "\n";
+  if (::ftruncate(fd_, 0) != 0 || ::pwrite(fd_, pid.data(), pid.size(), 0) != static_cast<ssize_t>(pid.size())) {
+    // The lock holds without the pid in it: other processes then say "pid unknown".
+  }
+  for (const auto& entry : fs::directory_iterator(dir, ec))  // left by a killed writer
+    if (is_temporary(entry.path().filename().string())) fs::remove_all(entry.path(), ec);
+}
+
+RunLock::~RunLock() {
+  if (fd_ >= 0) ::close(fd_);  // closing releases the flock
+}
+
+void commit_checkpoint(const std::string& dir, nlohmann::json config, const data::Vocab& src_vocab,
+                       const data::Vocab& tgt_vocab, const std::function<void(const std::string&)>& write_weights) {
+  static std::atomic<unsigned> counter{0};
+  const std::string tmp =
+      dir + "/checkpoint.tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
+  std::error_code ec;
+  if (!fs::create_directory(tmp, ec)) throw IOError(tmp + ": cannot create (" + (ec ? ec.message() : "it exists") + ")");
+  try {
+    config["format"] = "attn-checkpoint";
+    write_file(tmp + "/config.json", config.dump(2) + "\n");
+    write_file(tmp + "/vocab.json", vocab_json(src_vocab, tgt_vocab));
+    write_weights(tmp);
+    std::vector<std::string> names;
+    for (const auto& entry : fs::directory_iterator(tmp)) names.push_back(entry.path().filename().string());
+    std::sort(names.begin(), names.end());
+    nlohmann::json files = nlohmann::json::object();
+    for (const auto& name : names) {
+      sync_path(tmp + "/" + name, false);
+      const Fingerprint f = fingerprint(tmp + "/" + name, tmp + "/" + name);
+      files[name] = {{"bytes", f.bytes}, {"fnv1a64", hex(f.hash)}};
+    }
+    write_file(tmp + "/manifest.json",
+               nlohmann::json{{"format", "attn-checkpoint-manifest"}, {"files", files}}.dump(2) + "\n");
+    sync_path(tmp, true);
+  } catch (...) {
+    fs::remove_all(tmp, ec);
+    throw;
+  }
+  const std::string unit = dir + "/checkpoint";
+  if (fs::exists(unit, ec)) {
+    if (::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, unit.c_str(), RENAME_EXCHANGE) != 0) {
+      const std::string why = errno_text();
+      fs::remove_all(tmp, ec);
+      throw IOError(unit + ": cannot replace the checkpoint (" + why + "); the previous one is kept");
+    }
+  } else if (::rename(tmp.c_str(), unit.c_str()) != 0) {
+    const std::string why = errno_text();
+    fs::remove_all(tmp, ec);
+    throw IOError(unit + ": cannot write the checkpoint (" + why + ")");
+  }
+  sync_path(dir, true);
+  fs::remove_all(tmp, ec);  // the previous checkpoint, swapped out
 }
 
 }  // namespace attn::cli

@@ -1,9 +1,14 @@
-// A checkpoint directory, as `attn train --out DIR` writes it:
-//   DIR/config.json   {"format": "attn-checkpoint", "model": {...}, "task": {...}, "train": {...}}
-//   DIR/vocab.json    {"src": <Vocab>, "tgt": <Vocab>}
-//   DIR/model.npz     the model's parameters (nn/checkpoint.hpp, numpy's format)
-//   DIR/model.trainer.npz  optimizer moments, step and random state, for --resume
-// Everything `attn eval`, `translate` and `heatmap` need to rebuild the model.
+// A run folder, as `attn train --out DIR` writes it:
+//   DIR/checkpoint/          the latest checkpoint: ONE unit, always replaced whole
+//       config.json          {"format": "attn-checkpoint", "model": {...}, "task": {...}, "train": {...}, ...}
+//       vocab.json           {"src": <Vocab>, "tgt": <Vocab>}
+//       model.npz            the model's parameters (nn/checkpoint.hpp, numpy's format)
+//       model.trainer.npz    optimizer moments, step and random state, for --resume (not for "grid")
+//       manifest.json        written last: every other file's size and FNV-1a hash
+//   DIR/lock                 locked (flock) by the process writing the run; holds its process id
+// A checkpoint is written into a fresh DIR/checkpoint.tmp.<pid>.<n>/ and then swapped
+// with DIR/checkpoint by one rename (renameat2's RENAME_EXCHANGE): a kill at any moment
+// leaves the previous checkpoint or the new one, never a mix. Readers check the manifest.
 // The grid captioner (chapter 4, "model": {"model": "grid"}) has no source
 // sentences: its "src" vocabulary holds the special tokens only, and it is
 // not a Seq2Seq, so a Run holds it apart (cli/grid.hpp).
@@ -18,6 +23,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -33,18 +39,65 @@ struct Run {
   std::string model_name() const;                     // config.model.model: "bahdanau", "grid", ...
 };
 
-// Writes config.json and vocab.json (the weights: the Trainer, or nn::save).
-void save_run_description(const std::string& dir, const nlohmann::json& config, const data::Vocab& src_vocab,
-                          const data::Vocab& tgt_vocab);
+// The checkpoint unit of a run folder, opened once: its files are read through
+// a handle on the folder, so a checkpoint committed meanwhile cannot mix in.
+// Opening verifies the manifest (every file present, of the recorded size and hash).
+class Checkpoint {
+ public:
+  explicit Checkpoint(const std::string& dir);  // DIR (a run folder) or DIR/checkpoint itself
+  ~Checkpoint();
+  Checkpoint(const Checkpoint&) = delete;
+  Checkpoint& operator=(const Checkpoint&) = delete;
 
-// Rebuilds the model of a checkpoint directory and loads its weights. A missing
-// directory or file, a file that does not parse, or weights that do not fit the
-// described model (a checkpoint of another model) each give an IOError naming
-// the file and what is wrong.
+  std::string path(const std::string& file) const;  // where to open `file` from (stable)
+  std::string name(const std::string& file) const;  // how messages call it: "DIR/checkpoint/model.npz"
+  bool has(const std::string& file) const;
+  nlohmann::json read_json(const std::string& file) const;  // IOError naming the file
+  // An IOError from the library names path(file): name(file) reads better.
+  [[noreturn]] void rethrow_named(const std::exception& e) const;
+
+ private:
+  std::string shown_;  // the unit folder as the user would write it
+  int fd_ = -1;
+  nlohmann::json manifest_;
+};
+
+// Rebuilds the model of a run folder and loads its weights. A missing folder or
+// file, a file that does not parse or does not match the manifest, a config.json
+// field of the wrong type or range, or weights that do not fit the described
+// model each give an error naming the file (and key) and what was expected.
 Run load_run(const std::string& dir);
 
-// Reads a JSON file, or throws IOError naming it.
-nlohmann::json read_json(const std::string& path);
-void write_json(const std::string& path, const nlohmann::json& value);
+// `train --out DIR` may write into DIR only if it is new, empty, or the user said --overwrite.
+void check_out_folder(const std::string& dir, bool overwrite);
+// Does DIR hold a run (a checkpoint/ folder)?
+bool holds_run(const std::string& dir);
+
+// Exclusive right to write a run folder (creates it), released when destroyed or when the
+// process dies. A second process gets an IOError naming the holder's process id.
+// Leftover temporary folders of killed writers are removed once the lock is held.
+class RunLock {
+ public:
+  explicit RunLock(const std::string& dir);
+  ~RunLock();
+  RunLock(const RunLock&) = delete;
+  RunLock& operator=(const RunLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
+// Writes a new checkpoint unit: config.json, vocab.json, then write_weights(unit_folder)
+// (model.npz, model.trainer.npz), then the manifest; then swaps it into DIR/checkpoint.
+// Call while holding the RunLock. On failure the previous checkpoint is untouched.
+void commit_checkpoint(const std::string& dir, nlohmann::json config, const data::Vocab& src_vocab,
+                       const data::Vocab& tgt_vocab, const std::function<void(const std::string&)>& write_weights);
+
+// Reads a JSON file, or throws IOError naming it (`shown`: how to call it, default `path`).
+nlohmann::json read_json(const std::string& path, const std::string& shown = "");
+
+// Builds the model a config describes; out of memory is an error naming the largest size.
+std::unique_ptr<models::Seq2Seq> build_model(const nlohmann::json& model, std::size_t src_vocab, std::size_t tgt_vocab,
+                                             const std::string& where);
 
 }  // namespace attn::cli

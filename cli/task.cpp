@@ -1,6 +1,7 @@
 #include "task.hpp"
 
 #include "grid.hpp"
+#include "parse.hpp"
 
 #include <cstdio>
 #include <filesystem>
@@ -12,6 +13,9 @@ namespace {
 bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
+constexpr std::uint64_t kMaxTestExamples = 1000000;
+constexpr std::uint64_t kMaxLength = 10000;   // tokens in a sequence
+constexpr std::uint64_t kMaxSymbols = 100000;  // distinct symbols of copy/reverse/sort
 bool char_level(const nlohmann::json& config) {
   const std::string name = config.at("name");
   return name == "dates" || (name == "tsv" && config.value("char_level", false));
@@ -56,50 +60,64 @@ nlohmann::json default_task_config(const std::string& task) {
   if (task == "copy" || task == "reverse" || task == "sort")
     return {{"name", task}, {"vocab_size", 10}, {"min_length", 5}, {"max_length", 15}, {"n_train", 20000}, {"n_test", 500}};
   if (task == "dates") return {{"name", "dates"}, {"n_train", 20000}, {"n_test", 1000}};
-  if (ends_with(task, ".tsv") || ends_with(task, ".txt"))  // absolute: eval may run from another folder
-    return {{"name", "tsv"},         {"file", std::filesystem::absolute(task).lexically_normal().string()},
-            {"char_level", false},      {"lowercase", true}, {"split_punctuation", true}, {"max_length", 12},
-            {"test_fraction", 0.05},    {"test_file", ""},   {"min_freq", 1}, {"max_vocab", 0},
-            {"skip_malformed", false}};
+  if (ends_with(task, ".tsv") || ends_with(task, ".txt")) {  // absolute: eval may run from another folder
+    const std::string file = std::filesystem::absolute(task).lexically_normal().string();
+    if (!valid_utf8(file))
+      throw ValueError("--task: the file name '" + task + "' is not valid UTF-8, and config.json can only store "
+                       "UTF-8 text; rename the file (or link it under a UTF-8 name)");
+    return {{"name", "tsv"},         {"file", file},      {"char_level", false}, {"lowercase", true},
+            {"split_punctuation", true}, {"max_length", 12}, {"test_fraction", 0.05}, {"test_file", ""},
+            {"min_freq", 1},         {"max_vocab", 0},    {"skip_malformed", false}};
+  }
   if (task == "grid") return default_grid_task_config();
   throw ValueError("unknown task '" + task + "' (tasks: copy, reverse, sort, dates, grid, or a FILE.tsv)");
 }
 
-TaskData make_task(const nlohmann::json& config, std::uint64_t seed) {
+TaskData make_task(const nlohmann::json& config, std::uint64_t seed, const std::string& where) {
   TaskData t;
   t.config = config;
   Generator gen(seed);
-  const std::string name = config.at("name");
+  const Fields f(config, where);
+  const std::string name = f.text("name");
   if (name == "dates") {
-    t.split = data::date_split(config.at("n_train"), config.at("n_test"), data::DateTaskOptions{}, gen);
+    f.only({"name", "n_train", "n_test"});
+    const std::size_t n_train = f.count("n_train", 1, kMaxExamples), n_test = f.count("n_test", 1, kMaxTestExamples);
+    t.split = data::date_split(n_train, n_test, data::DateTaskOptions{}, gen);
     t.src_vocab = data::date_source_vocab();
     t.tgt_vocab = data::date_target_vocab();
   } else if (name == "tsv") {
+    f.only({"name", "file", "char_level", "lowercase", "split_punctuation", "max_length", "test_fraction", "test_file",
+            "min_freq", "max_vocab", "skip_malformed", "checksum", "test_checksum"});
+    const std::string file = f.text("file");
+    const std::string test_file = f.has("test_file") ? f.text("test_file") : std::string();
     data::CorpusOptions options;
-    options.char_level = config.value("char_level", false);
-    options.lowercase = config.value("lowercase", true);
-    options.max_length = config.value("max_length", 0);
-    options.skip_malformed = config.value("skip_malformed", true);
-    options.split_punctuation = config.value("split_punctuation", false);  // runs from before it existed: off
-    const std::string file = config.at("file"), test_file = config.value("test_file", "");
+    options.char_level = f.boolean_or("char_level", false);
+    options.lowercase = f.boolean_or("lowercase", true);
+    options.max_length = f.count_or("max_length", 0, 0, kMaxLength);
+    options.skip_malformed = f.boolean_or("skip_malformed", false);
+    options.split_punctuation = f.boolean_or("split_punctuation", false);  // runs from before it existed: off
+    const double fraction = f.real_or("test_fraction", 0.05, {0.0, 1.0, true, true});
+    const std::size_t min_freq = f.count_or("min_freq", 1, 1, kMaxExamples);
+    const std::size_t max_vocab = f.count_or("max_vocab", 0, 0, kMaxSymbols);
     check_unchanged(t.config, "checksum", file);
     data::Corpus corpus = load_corpus(file, options);
     if (corpus.malformed)
       t.warning = std::to_string(corpus.malformed) + " malformed lines skipped (the first: line " +
                   std::to_string(corpus.malformed_lines.front()) + ")";
     if (corpus.pairs.size() < 2)
-      throw IOError(file + ": fewer than 2 usable sentence pairs (" + std::to_string(corpus.malformed) +
-                    " malformed lines skipped)");
+      throw IOError(file + ": fewer than 2 usable sentence pairs in " + std::to_string(corpus.lines) + " lines (" +
+                    std::to_string(corpus.too_long) + " dropped as longer than max_length " +
+                    std::to_string(options.max_length) + " tokens" + (options.max_length ? ", see --max-length" : "") +
+                    ", " + std::to_string(corpus.malformed) + " malformed lines skipped)");
     // A seeded shuffle, then the last test_fraction of the pairs is the test set
     // (none when a test file is given: it is the test set).
     std::vector<std::size_t> order(corpus.pairs.size());
     for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
     for (std::size_t i = order.size(); i-- > 1;) std::swap(order[i], order[gen.randint(0, i + 1)]);
-    const double fraction = config.value("test_fraction", 0.05);
-    if (!(fraction > 0 && fraction < 1))
-      throw ValueError("the held-out fraction must be above 0 and below 1, got " + std::to_string(fraction));
     const std::size_t n_test =
-        test_file.empty() ? std::max<std::size_t>(1, static_cast<std::size_t>(fraction * order.size())) : 0;
+        test_file.empty()
+            ? std::min(order.size() - 1, std::max<std::size_t>(1, static_cast<std::size_t>(fraction * order.size())))
+            : 0;
     for (std::size_t i = 0; i < order.size(); ++i)
       (i + n_test < order.size() ? t.split.train : t.split.test).push_back(corpus.pairs[order[i]]);
     if (!test_file.empty()) {
@@ -107,18 +125,29 @@ TaskData make_task(const nlohmann::json& config, std::uint64_t seed) {
       t.split.test = load_corpus(test_file, options).pairs;
       if (t.split.test.empty()) throw IOError(test_file + ": no usable sentence pair for the test set");
     }
-    t.src_vocab = data::Vocab::build(data::sources(t.split.train), config.value("min_freq", 1), config.value("max_vocab", 0));
-    t.tgt_vocab = data::Vocab::build(data::targets(t.split.train), config.value("min_freq", 1), config.value("max_vocab", 0));
+    t.src_vocab = data::Vocab::build(data::sources(t.split.train), min_freq, max_vocab);
+    t.tgt_vocab = data::Vocab::build(data::targets(t.split.train), min_freq, max_vocab);
+    for (const data::Vocab* v : {&t.src_vocab, &t.tgt_vocab})
+      for (std::size_t id = 0; id < v->size(); ++id)
+        if (!valid_utf8(v->token(static_cast<std::int64_t>(id))))
+          throw IOError(file + ": holds text that is not valid UTF-8 (a token '" + v->token(static_cast<std::int64_t>(id)) +
+                        "'), and vocab.json can only store UTF-8; convert the file first, e.g. iconv -f latin1 -t utf-8");
   } else if (name == "grid") {
     throw ValueError("task 'grid' goes with --model grid (the captioner of chapter 4), not with a sequence model");
-  } else {
+  } else if (name == "copy" || name == "reverse" || name == "sort") {
+    f.only({"name", "vocab_size", "min_length", "max_length", "n_train", "n_test"});
     data::SequenceTaskOptions options;
-    options.vocab_size = config.at("vocab_size");
-    options.min_length = config.at("min_length");
-    options.max_length = config.at("max_length");
-    t.split = data::sequence_split(data::sequence_task_from_name(name), config.at("n_train"), config.at("n_test"),
-                                   options, gen);
+    options.vocab_size = f.count("vocab_size", 1, kMaxSymbols);
+    options.min_length = f.count("min_length", 1, kMaxLength);
+    options.max_length = f.count("max_length", 1, kMaxLength);
+    if (options.min_length > options.max_length)
+      throw ValueError(where + ": min_length " + std::to_string(options.min_length) + " is more than max_length " +
+                       std::to_string(options.max_length) + " (--min-length, --max-length)");
+    const std::size_t n_train = f.count("n_train", 1, kMaxExamples), n_test = f.count("n_test", 1, kMaxTestExamples);
+    t.split = data::sequence_split(data::sequence_task_from_name(name), n_train, n_test, options, gen);
     t.src_vocab = t.tgt_vocab = data::task_vocab(options.vocab_size);
+  } else {
+    f.fail("name", "one of \"copy\", \"reverse\", \"sort\", \"dates\", \"tsv\", \"grid\"");
   }
   return t;
 }

@@ -32,9 +32,11 @@ struct TaskData {
 nlohmann::json default_task_config(const std::string& task);
 
 // Generates (or loads) the examples of a sequence task (not grid); the split is
-// reproducible from `seed`. For a corpus, the returned config holds the file's
-// checksum (an IOError if the config already held another).
-TaskData make_task(const nlohmann::json& config, std::uint64_t seed);
+// reproducible from `seed`. Every field is checked first: a missing, unknown,
+// mistyped or out-of-range key is a ValueError naming `where` and the key. For a
+// corpus, the returned config holds the file's checksum (an IOError if the config
+// already held another).
+TaskData make_task(const nlohmann::json& config, std::uint64_t seed, const std::string& where = "task");
 
 // How a user's sentence is cut into tokens for this task: as the corpus was
 // (lowercased, punctuation split), characters for dates, whitespace otherwise.

@@ -1,7 +1,11 @@
 // `attn train` (and --resume): any model on any task, with a progress bar,
-// periodic evaluation and checkpoints in --out.
+// periodic evaluation and checkpoints in the run folder --out (cli/run_dir.hpp).
+// Every input (flags, config, corpus, checkpoint) is checked and the whole run is
+// built before the first byte is written.
 #include "commands.hpp"
+#include "parse.hpp"
 #include "progress.hpp"
+#include "run_config.hpp"
 
 #include <filesystem>
 #include <iostream>
@@ -13,8 +17,9 @@ namespace {
 // "decoder_dim=128" -> config["decoder_dim"] = 128 (JSON values; bare words are strings).
 void apply_setting(nlohmann::json& model, const std::string& setting) {
   const auto eq = setting.find('=');
-  if (eq == std::string::npos || eq == 0)
-    throw ValueError("--set expects KEY=VALUE, got '" + setting + "'");
+  if (eq == std::string::npos || eq == 0) throw ValueError("--set expects KEY=VALUE, got '" + setting + "'");
+  if (!valid_utf8(setting))
+    throw ValueError("--set '" + setting.substr(0, eq) + "=...': not valid UTF-8 text (config.json stores UTF-8 only)");
   const std::string key = setting.substr(0, eq), text = setting.substr(eq + 1);
   nlohmann::json value;
   try {
@@ -25,44 +30,101 @@ void apply_setting(nlohmann::json& model, const std::string& setting) {
   model[key] = value;
 }
 
+// The config and vocabularies must be storable as JSON (UTF-8) before training starts.
+void check_storable(const nlohmann::json& config, const TaskData& task) {
+  try {
+    (void)config.dump();
+    (void)nlohmann::json::parse(task.src_vocab.to_json()).dump();
+    (void)nlohmann::json::parse(task.tgt_vocab.to_json()).dump();
+  } catch (const nlohmann::json::exception& e) {
+    throw ValueError(std::string("the run's settings or vocabulary cannot be stored as JSON (") + e.what() + ")");
+  }
+}
+
+std::string vocab_text(const data::Vocab& src, const data::Vocab& tgt) {
+  return nlohmann::json{{"src", nlohmann::json::parse(src.to_json())}, {"tgt", nlohmann::json::parse(tgt.to_json())}}
+      .dump();
+}
+
 }  // namespace
 
-TrainResult train_run(nlohmann::json config, const std::string& out, bool resume) {
-  const std::uint64_t seed = config.at("seed");
-  manual_seed(seed);
-  TaskData task = make_task(config.at("task"), seed);
+TrainResult train_run(nlohmann::json config, const std::string& out, TrainMode mode, std::uint64_t new_steps) {
+  // 1. Read and check everything: the settings, the task's data, the model, the checkpoint.
+  std::unique_ptr<RunLock> lock;
+  std::unique_ptr<Checkpoint> unit;
+  std::string where = "the run's settings";
+  if (mode == TrainMode::Resume) {
+    if (!std::filesystem::is_directory(out)) throw IOError("--resume " + out + ": no such run folder");
+    if (!holds_run(out)) throw IOError("--resume " + out + ": holds no run (no " + out + "/checkpoint)");
+    lock = std::make_unique<RunLock>(out);  // no other process may commit while this one reads and trains
+    unit = std::make_unique<Checkpoint>(out);
+    where = unit->name("config.json");
+    config = unit->read_json("config.json");
+    read_train_settings(config, where);  // the checkpoint as it is, before --steps changes it
+    if (new_steps) config["train"]["steps"] = new_steps;
+  } else {
+    config["format"] = "attn-checkpoint";
+  }
+  const TrainSettings s = read_train_settings(config, where);
+  if (mode == TrainMode::Resume && config.at("model").value("model", "") == "grid")
+    throw ValueError("train --resume: the grid captioner's training cannot resume (models/grid_train keeps no "
+                     "optimizer state); train again with more --steps");
+  manual_seed(s.seed);
+  TaskData task = make_task(config.at("task"), s.seed, where + ": task");
   config["task"] = task.config;  // with the corpus' checksum
   if (!task.warning.empty()) std::cout << "warning: " << task.warning << std::endl;
   std::unique_ptr<models::Seq2Seq> model =
-      models::make_model(config.at("model"), task.src_vocab.size(), task.tgt_vocab.size());
-  if (config.value("dtype", "float32") == "float32") model->to(Dtype::Float32);
+      build_model(config.at("model"), task.src_vocab.size(), task.tgt_vocab.size(),
+                  mode == TrainMode::Resume ? where : "the model's settings (--model, --set)");
+  if (s.dtype == "float32") model->to(Dtype::Float32);
+  check_storable(config, task);
 
-  const nlohmann::json& t = config.at("train");
   models::TrainerOptions options;
-  options.steps = t.at("steps");
-  options.batch_size = t.at("batch_size");
-  options.lr = t.at("lr");
-  options.clip_norm = t.value("clip_norm", 1.0);
-  options.label_smoothing = t.value("label_smoothing", 0.0);
-  options.seed = seed;
+  options.steps = s.steps;
+  options.batch_size = s.batch_size;
+  options.lr = s.lr;
+  options.clip_norm = s.clip_norm;
+  options.label_smoothing = s.label_smoothing;
+  options.seed = s.seed;
   options.log_every = 10;
-  options.eval_every = t.value("eval_every", 0);
-  options.checkpoint_every = t.value("checkpoint_every", 0);
-  options.checkpoint_path = out + "/model";
+  options.eval_every = s.eval_every;
+  options.checkpoint_every = s.checkpoint_every;
   std::size_t longest = 0;  // evaluation decodes no further than a Transformer's positions reach
   for (const auto& e : task.split.test) longest = std::max(longest, e.src.size());
   options.eval.max_len = decode_limit(config.at("model"), longest);
-  std::filesystem::create_directories(out);
-  save_run_description(out, config, task.src_vocab, task.tgt_vocab);
-
   models::Trainer trainer(*model, task.split.train, task.src_vocab, task.tgt_vocab, options);
   trainer.set_eval_data(task.split.test);
-  if (resume) trainer.load_checkpoint(out + "/model");
 
+  if (mode == TrainMode::Resume) {
+    if (vocab_text(task.src_vocab, task.tgt_vocab) != unit->read_json("vocab.json").dump())
+      throw IOError(unit->name("vocab.json") + ": differs from the vocabulary of the task's data as it is now (was "
+                    "the corpus file changed since the run began?); the run cannot continue on other data");
+    try {
+      trainer.load_checkpoint(unit->path("model"));
+    } catch (const Error& e) {
+      unit->rethrow_named(e);
+    }
+    if (trainer.step() >= s.steps)
+      throw ValueError(std::string(new_steps ? "--steps " + std::to_string(new_steps) + ": " : "") + "the run in " +
+                       out + " is already at step " + std::to_string(trainer.step()) +
+                       "; to train it further, give --steps more than " + std::to_string(trainer.step()));
+    unit.reset();
+  } else {
+    // 2. Only now: the folder must be free to write (checked again once it is locked).
+    check_out_folder(out, mode == TrainMode::Overwrite);
+    lock = std::make_unique<RunLock>(out);
+    check_out_folder(out, mode == TrainMode::Overwrite);
+  }
+
+  // 3. Train; each checkpoint is one unit, committed whole (cli/run_dir.hpp).
+  trainer.on_checkpoint = [&] {
+    commit_checkpoint(out, config, task.src_vocab, task.tgt_vocab,
+                      [&](const std::string& folder) { trainer.save_checkpoint(folder + "/model"); });
+  };
   std::cout << "training " << config["model"]["model"].get<std::string>() << " (" << model->num_parameters()
-            << " parameters, " << config.value("dtype", "float32") << ") on " << task.config.at("name").get<std::string>()
-            << ": " << task.split.train.size() << " train / " << task.split.test.size() << " test examples, seed "
-            << seed << (resume ? ", resumed at step " + std::to_string(trainer.step()) : "") << std::endl;
+            << " parameters, " << s.dtype << ") on " << task.config.at("name").get<std::string>() << ": "
+            << task.split.train.size() << " train / " << task.split.test.size() << " test examples, seed " << s.seed
+            << (mode == TrainMode::Resume ? ", resumed at step " + std::to_string(trainer.step()) : "") << std::endl;
   TrainResult result;
   ProgressBar bar(options.steps, trainer.step());
   trainer.on_progress = [&](const models::Progress& p) {
@@ -77,27 +139,26 @@ TrainResult train_run(nlohmann::json config, const std::string& out, bool resume
                 100 * e.overall.exact_match(), 100 * e.overall.token_accuracy(),
                 100 * models::bleu_from_stats(e.bleu).score);
   };
-  trainer.train();
+  trainer.train();  // ends with an evaluation and a checkpoint at the last step
   bar.finish();
-  result.evaluation = trainer.evaluate_now();
-  trainer.save_checkpoint(out + "/model");
+  result.evaluation = trainer.last_evaluation();
   return result;
 }
 
 void add_train_command(CLI::App& app) {
   struct Options {
     std::string model = "bahdanau", task = "reverse", out, resume, dtype = "float32";
-    std::size_t steps = 2000, batch_size = 64, eval_every = 500, checkpoint_every = 500;
+    std::uint64_t steps = 2000, batch_size = 64, eval_every = 500, checkpoint_every = 500;
     double lr = 3e-3, label_smoothing = 0.0, clip = 1.0;
     std::uint64_t seed = 1;
     std::vector<std::string> settings;
-    std::size_t min_length = 0, max_length = 0, n_train = 0;
-    bool skip_malformed = false;
+    std::uint64_t min_length = 0, max_length = 0, n_train = 0;
+    bool skip_malformed = false, overwrite = false;
     // FILE.tsv only
     bool lowercase = true, split_punctuation = true, char_level = false;
     double valid_fraction = 0.05;
     std::string test_file;
-    std::size_t min_freq = 1, max_vocab = 0;
+    std::uint64_t min_freq = 1, max_vocab = 0;
   };
   auto o = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand("train", "Train a chapter's model on a task; checkpoints go to --out");
@@ -105,56 +166,50 @@ void add_train_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--task", o->task, "copy, reverse, sort, dates, grid, or a FILE.tsv of source<TAB>target lines")
       ->capture_default_str();
-  cmd->add_option("--steps", o->steps, "optimizer steps in all")->check(count_check())->capture_default_str();
-  cmd->add_option("--batch-size", o->batch_size)->check(count_check())->capture_default_str();
-  cmd->add_option("--lr", o->lr, "Adam's learning rate")->capture_default_str();
-  cmd->add_option("--clip", o->clip, "max gradient norm (0: off)")->capture_default_str();
-  cmd->add_option("--label-smoothing", o->label_smoothing)->capture_default_str();
-  cmd->add_option("--eval-every", o->eval_every, "steps between evaluations (grid: at the end only)")
-      ->check(count_check())->capture_default_str();
-  cmd->add_option("--checkpoint-every", o->checkpoint_every, "steps between checkpoints (grid: at the end only)")
-      ->check(count_check())->capture_default_str();
+  add_count(cmd, "--steps", o->steps, 1, kMaxSteps, "optimizer steps in all (with --resume: the new total)");
+  add_count(cmd, "--batch-size", o->batch_size, 1, kMaxBatch);
+  add_real(cmd, "--lr", o->lr, Bounds::positive(), "Adam's learning rate");
+  add_real(cmd, "--clip", o->clip, Bounds::non_negative(), "max gradient norm (0: off)");
+  add_real(cmd, "--label-smoothing", o->label_smoothing, {0.0, 1.0, false, true});
+  add_count(cmd, "--eval-every", o->eval_every, 0, kMaxSteps, "steps between evaluations (0: at the end only)");
+  add_count(cmd, "--checkpoint-every", o->checkpoint_every, 0, kMaxSteps,
+            "steps between checkpoints (0: at the end only; grid: at the end only)");
   cmd->add_option("--dtype", o->dtype, "float32 (fast) or float64")->check(CLI::IsMember({"float32", "float64"}))
       ->capture_default_str();
-  cmd->add_option("--min-length", o->min_length, "shortest source (copy/reverse/sort)")->check(count_check());
-  cmd->add_option("--max-length", o->max_length, "longest source (copy/reverse/sort; FILE.tsv: longer pairs dropped)")
-      ->check(count_check());
-  cmd->add_option("--n-train", o->n_train, "training examples to generate")->check(count_check());
+  add_count(cmd, "--min-length", o->min_length, 1, 10000, "shortest source (copy/reverse/sort)");
+  add_count(cmd, "--max-length", o->max_length, 1, 10000,
+            "longest source (copy/reverse/sort; FILE.tsv: longer pairs dropped)");
+  add_count(cmd, "--n-train", o->n_train, 1, kMaxExamples, "training examples to generate (not for FILE.tsv)");
   cmd->add_flag("--skip-malformed", o->skip_malformed, "FILE.tsv: skip malformed lines instead of stopping at the first");
   cmd->add_flag("--lowercase,!--no-lowercase", o->lowercase, "FILE.tsv: lowercase both sides (default: on)");
   cmd->add_flag("--split-punctuation,!--no-split-punctuation", o->split_punctuation,
                 "FILE.tsv: punctuation and French elisions as words of their own (default: on)");
   cmd->add_flag("--char-level", o->char_level, "FILE.tsv: one token per character instead of per word");
-  cmd->add_option("--valid-fraction", o->valid_fraction, "FILE.tsv: the share of pairs held out for evaluation")
-      ->check(CLI::Range(0.0, 1.0))->capture_default_str();
+  add_real(cmd, "--valid-fraction", o->valid_fraction, {0.0, 1.0, true, true},
+           "FILE.tsv: the share of pairs held out for evaluation (default 0.05)");
   cmd->add_option("--test-file", o->test_file, "FILE.tsv: held-out pairs from this file instead (all of FILE trains)");
-  cmd->add_option("--min-freq", o->min_freq, "FILE.tsv: words seen fewer times in training read as <unk>")
-      ->check(count_check())->capture_default_str();
-  cmd->add_option("--max-vocab", o->max_vocab, "FILE.tsv: keep the most frequent words per side only (0: all)")
-      ->check(count_check())->capture_default_str();
+  add_count(cmd, "--min-freq", o->min_freq, 1, kMaxExamples,
+            "FILE.tsv: words seen fewer times in training read as <unk> (default 1)");
+  add_count(cmd, "--max-vocab", o->max_vocab, 0, 100000,
+            "FILE.tsv: keep the most frequent words per side only (default 0: all)");
   cmd->add_option("--set", o->settings, "a model setting KEY=VALUE, e.g. --set decoder_dim=128 (repeatable)");
-  cmd->add_option("--seed", o->seed)->check(count_check())->capture_default_str();
-  cmd->add_option("--out", o->out, "the checkpoint directory");
-  cmd->add_option("--resume", o->resume, "continue the run in this checkpoint directory (to --steps)");
+  add_count(cmd, "--seed", o->seed, 0, kMaxSeed);
+  cmd->add_option("--out", o->out, "the run folder (new or empty, unless --overwrite)");
+  cmd->add_flag("--overwrite", o->overwrite, "replace the run in --out (its checkpoint is kept until the first new one)");
+  cmd->add_option("--resume", o->resume, "continue the run in this folder (to --steps)");
   cmd->callback([o, cmd] {
-    if (!o->resume.empty()) {
+    if (cmd->count("--resume")) {
       // The run continues as its config.json says: only the number of steps may change.
       for (const char* flag : {"--model", "--task", "--set", "--batch-size", "--lr", "--clip", "--label-smoothing",
                                "--dtype", "--min-length", "--max-length", "--n-train", "--seed", "--out",
-                               "--skip-malformed", "--eval-every", "--checkpoint-every", "--lowercase",
+                               "--skip-malformed", "--eval-every", "--checkpoint-every", "--overwrite", "--lowercase",
                                "--split-punctuation", "--char-level", "--valid-fraction", "--test-file", "--min-freq",
                                "--max-vocab"})
         if (cmd->count(flag))
           throw ValueError(std::string("train --resume: ") + flag +
                            " cannot change a run (it continues as its config.json describes; only --steps may change)");
-      nlohmann::json config = read_json(o->resume + "/config.json");
-      if (!config.is_object() || !config.contains("train") || !config.contains("model"))
-        throw IOError(o->resume + "/config.json: not an attn checkpoint description");
-      if (config["model"].value("model", "") == "grid")
-        throw ValueError("train --resume: the grid captioner's training cannot resume (models/grid_train keeps no "
-                         "optimizer state); train again with more --steps");
-      if (cmd->count("--steps")) config["train"]["steps"] = o->steps;
-      const TrainResult r = train_run(config, o->resume, true);
+      if (o->resume.empty()) throw ValueError("--resume: expected a run folder, got an empty value");
+      const TrainResult r = train_run({}, o->resume, TrainMode::Resume, cmd->count("--steps") ? o->steps : 0);
       std::printf("exact match on the test set: %.1f%%, BLEU %.2f\n", 100 * r.evaluation.overall.exact_match(),
                   100 * models::bleu_from_stats(r.evaluation.bleu).score);
       return;
@@ -166,12 +221,20 @@ void add_train_command(CLI::App& app) {
                                             "with a sequence model");
     nlohmann::json model = o->model == "grid" ? default_grid_model_config() : models::default_model_config(o->model);
     for (const auto& s : o->settings) apply_setting(model, s);
+    if (o->model != "grid")  // the settings fail fast, before any data is made
+      build_model(model, 8, 8, "the model's settings (--model, --set)");
     nlohmann::json task = default_task_config(o->task);
-    if (o->model == "grid") make_grid_model(model, 8, task);  // checks the settings before any data is made
-    else models::make_model(model, 8, 8);
-    if (o->min_length) task["min_length"] = o->min_length;
-    if (o->max_length) task["max_length"] = o->max_length;
-    if (o->n_train) task["n_train"] = o->n_train;
+    // A flag that does not apply to the task is an error, not silently ignored.
+    for (const char* flag : {"--min-length", "--max-length", "--n-train", "--skip-malformed"}) {
+      const std::string key = flag == std::string("--skip-malformed") ? "skip_malformed" : std::string(flag + 2);
+      std::string field = key;
+      for (char& c : field) c = c == '-' ? '_' : c;
+      if (cmd->count(flag) && !task.contains(field))
+        throw ValueError(std::string(flag) + " does not apply to the task '" + task.at("name").get<std::string>() + "'");
+    }
+    if (cmd->count("--min-length")) task["min_length"] = o->min_length;
+    if (cmd->count("--max-length")) task["max_length"] = o->max_length;
+    if (cmd->count("--n-train")) task["n_train"] = o->n_train;
     if (o->skip_malformed) task["skip_malformed"] = true;
     if (task.at("name") == "tsv") {
       task["lowercase"] = o->lowercase;
@@ -187,7 +250,8 @@ void add_train_command(CLI::App& app) {
                                "--min-freq", "--max-vocab"})
         if (cmd->count(flag)) throw ValueError(std::string("train: ") + flag + " is for a FILE.tsv task only");
     }
-    nlohmann::json config = {{"model", model}, {"task", task}, {"seed", o->seed}, {"dtype", o->dtype},
+    nlohmann::json config = {{"format", "attn-checkpoint"}, {"model", model}, {"task", task}, {"seed", o->seed},
+                             {"dtype", o->dtype},
                              {"train",
                               {{"steps", o->steps},
                                {"batch_size", o->batch_size},
@@ -196,8 +260,12 @@ void add_train_command(CLI::App& app) {
                                {"label_smoothing", o->label_smoothing},
                                {"eval_every", o->eval_every},
                                {"checkpoint_every", o->checkpoint_every}}}};
-    if (o->model == "grid") return train_grid_run(config, o->out);
-    const TrainResult r = train_run(config, o->out, false);
+    if (o->model == "grid") {
+      if (cmd->count("--label-smoothing")) throw ValueError("--label-smoothing does not apply to --model grid");
+      config["train"].erase("label_smoothing");
+      return train_grid_run(config, o->out, o->overwrite);
+    }
+    const TrainResult r = train_run(config, o->out, o->overwrite ? TrainMode::Overwrite : TrainMode::New);
     std::printf("exact match on the test set: %.1f%%, BLEU %.2f  (checkpoint: %s)\n",
                 100 * r.evaluation.overall.exact_match(), 100 * models::bleu_from_stats(r.evaluation.bleu).score,
                 o->out.c_str());

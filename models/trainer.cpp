@@ -18,7 +18,13 @@ Trainer::Trainer(Seq2Seq& model, std::vector<data::Example> train, data::Vocab s
       gen_(options_.seed) {
   if (train_.empty()) throw ValueError("Trainer: expected training examples, got none");
   if (options_.batch_size == 0) throw ValueError("Trainer: batch_size must be at least 1");
-  if (options_.clip_norm < 0) throw ValueError("Trainer: clip_norm must be >= 0 (0 turns clipping off)");
+  if (!(options_.clip_norm >= 0) || !std::isfinite(options_.clip_norm))
+    throw ValueError("Trainer: clip_norm must be finite and >= 0 (0 turns clipping off), got " +
+                     std::to_string(options_.clip_norm));
+  if (!(options_.lr > 0) || !std::isfinite(options_.lr))
+    throw ValueError("Trainer: lr must be finite and > 0, got " + std::to_string(options_.lr));
+  if (!(options_.label_smoothing >= 0 && options_.label_smoothing <= 1))
+    throw ValueError("Trainer: label_smoothing must be in [0, 1], got " + std::to_string(options_.label_smoothing));
   optimizer_ = std::make_unique<nn::Adam>(model_.parameters(), options_.lr);
 }
 
@@ -99,9 +105,11 @@ void Trainer::train() {
     const bool last = step_ == options_.steps;
     if (options_.log_every && (step_ % options_.log_every == 0 || last)) report(since, since_step);
     if (!eval_data_.empty() && ((options_.eval_every && step_ % options_.eval_every == 0) || last)) evaluate_now();
-    if (!options_.checkpoint_path.empty() &&
-        ((options_.checkpoint_every && step_ % options_.checkpoint_every == 0) || last))
-      save_checkpoint(options_.checkpoint_path);
+    if ((on_checkpoint || !options_.checkpoint_path.empty()) &&
+        ((options_.checkpoint_every && step_ % options_.checkpoint_every == 0) || last)) {
+      if (on_checkpoint) on_checkpoint();
+      else save_checkpoint(options_.checkpoint_path);
+    }
   }
 }
 

@@ -79,6 +79,9 @@ class Trainer {
 
   std::function<void(const Progress&)> on_progress;
   std::function<void(const Evaluation&)> on_evaluation;
+  // When set, called at each checkpoint instead of save_checkpoint(options.checkpoint_path),
+  // e.g. to write the trainer's files with others as one unit (the command line does).
+  std::function<void()> on_checkpoint;
 
   // Trains until options.steps, evaluating and checkpointing on the way.
   void train();
@@ -88,7 +91,11 @@ class Trainer {
   Evaluation evaluate_now();
 
   // path + ".npz": the model (nn::save); path + ".trainer.npz": optimizer state,
-  // step, data position, generators. load_checkpoint restores both.
+  // step, data position, generators. load_checkpoint restores both. It checks
+  // every value of the trainer file (whole, finite, in range: an IOError naming
+  // the file and the entry) and every weight's name and shape before it changes
+  // anything; only an optimizer state that does not fit is found after the
+  // weights are loaded.
   void save_checkpoint(const std::string& path) const;
   void load_checkpoint(const std::string& path);
 

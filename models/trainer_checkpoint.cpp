@@ -9,6 +9,7 @@
 #include "../nn/checkpoint.hpp"
 #include "../nn/npz.hpp"
 
+#include <cmath>
 #include <map>
 #include <sstream>
 
@@ -43,14 +44,6 @@ Tensor words_tensor(const std::vector<std::uint64_t>& words) {
   return Tensor(a);
 }
 
-std::vector<std::uint64_t> tensor_words(const Tensor& t) {
-  const xt::xarray<double> a = t.to_array();
-  std::vector<std::uint64_t> words;
-  for (std::size_t i = 0; i + 1 < a.size(); i += 2)
-    words.push_back((static_cast<std::uint64_t>(a.flat(i)) << 32) | static_cast<std::uint64_t>(a.flat(i + 1)));
-  return words;
-}
-
 Tensor scalar(double value) { return Tensor(xt::xarray<double>({value})); }
 
 }  // namespace
@@ -75,9 +68,53 @@ void Trainer::save_checkpoint(const std::string& path) const {
   nn::save_npz(path + ".trainer.npz", state);
 }
 
-void Trainer::load_checkpoint(const std::string& path) {
-  const std::string file = path + ".trainer.npz";
+namespace {
+
+// The entries of a trainer file, each checked before any is used.
+struct TrainerFile {
+  std::string file;
   std::map<std::string, Tensor> state;
+
+  [[noreturn]] void fail(const std::string& key, const std::string& expected) const {
+    throw IOError(file + ": '" + key + "' must be " + expected + " (a damaged or foreign trainer checkpoint)");
+  }
+  double scalar(const std::string& key) const {
+    const Tensor& t = state.at(key);
+    if (t.numel() != 1) fail(key, "a single number, got " + std::to_string(t.numel()) + " values");
+    const double v = t.item();
+    if (!std::isfinite(v)) fail(key, "finite, got " + std::to_string(v));
+    return v;
+  }
+  // Counts are stored as float64: whole, >= `min`, and below 2^53 where float64 is exact.
+  long long whole(const std::string& key, long long min) const {
+    const double v = scalar(key);
+    if (v != std::floor(v) || v < double(min) || v > 9007199254740992.0)
+      fail(key, "a whole number >= " + std::to_string(min) + ", got " + std::to_string(v));
+    return static_cast<long long>(v);
+  }
+  std::vector<std::uint64_t> words(const std::string& key) const {
+    const xt::xarray<double> a = state.at(key).to_array();
+    if (a.size() == 0 || a.size() % 2) fail(key, "pairs of 32-bit halves");
+    for (double v : a)
+      if (!(v >= 0 && v < 4294967296.0 && v == std::floor(v))) fail(key, "pairs of 32-bit halves, got " + std::to_string(v));
+    std::vector<std::uint64_t> w;
+    for (std::size_t i = 0; i + 1 < a.size(); i += 2)
+      w.push_back((static_cast<std::uint64_t>(a.flat(i)) << 32) | static_cast<std::uint64_t>(a.flat(i + 1)));
+    Generator probe;
+    try {
+      set_generator_state(probe, w);
+    } catch (const IOError&) {
+      fail(key, "the state of a random generator");
+    }
+    return w;
+  }
+};
+
+}  // namespace
+
+void Trainer::load_checkpoint(const std::string& path) {
+  TrainerFile f{path + ".trainer.npz", {}};
+  const std::string& file = f.file;
   std::vector<std::pair<std::string, Tensor>> optimizer_state;
   // Each array's header is checked against what this trainer needs before any data is read.
   const Shape generator_shape = {2 * generator_state(default_generator()).size()};
@@ -91,42 +128,64 @@ void Trainer::load_checkpoint(const std::string& path) {
   };
   for (auto& [name, t] : nn::load_npz(file, spec)) {
     if (name.rfind("optimizer.", 0) == 0) optimizer_state.push_back({name.substr(10), t});
-    else state[name] = t;
+    else f.state[name] = t;
   }
   for (const char* key : {"step", "lr", "epoch_position", "epoch_size", "global_generator", "trainer_generator"})
-    if (!state.count(key)) throw IOError(file + ": not a trainer checkpoint (no '" + key + "')");
-  if (bool(schedule_) != bool(state.count("schedule.last_epoch")))
+    if (!f.state.count(key)) throw IOError(file + ": not a trainer checkpoint (no '" + key + "')");
+  if (bool(schedule_) != bool(f.state.count("schedule.last_epoch")))
     throw IOError(file + ": the checkpoint was saved " + (schedule_ ? "without" : "with") +
                   " a learning-rate schedule, this trainer has " + (schedule_ ? "one" : "none"));
 
-  nn::load(model_, path + ".npz");
-  optimizer_->load_state(std::move(optimizer_state));  // kept as read, not copied
-  step_ = static_cast<std::size_t>(state.at("step").item());
+  // Every value is checked before anything changes.
+  const auto step = static_cast<std::size_t>(f.whole("step", 0));
+  const double lr = f.scalar("lr");
+  if (lr < 0) f.fail("lr", ">= 0, got " + std::to_string(lr));  // 0 happens: the first step of a warmup
+  const auto epoch_size = static_cast<std::size_t>(f.whole("epoch_size", 0));
+  const auto epoch_position = static_cast<std::size_t>(f.whole("epoch_position", 0));
+  if (epoch_position > epoch_size)
+    f.fail("epoch_position", "at most epoch_size " + std::to_string(epoch_size) + ", got " + std::to_string(epoch_position));
+  const std::vector<std::uint64_t> order = f.words("trainer_generator"), global = f.words("global_generator");
+  const bool mid_epoch = f.state.count("epoch_start_generator") > 0;
+  const std::vector<std::uint64_t> epoch_start = mid_epoch ? f.words("epoch_start_generator") : std::vector<std::uint64_t>{};
+  double base_lr = 0;
+  long long schedule_epochs = 0;
+  if (schedule_) {
+    if (!f.state.count("schedule.base_lr")) throw IOError(file + ": not a trainer checkpoint (no 'schedule.base_lr')");
+    base_lr = f.scalar("schedule.base_lr");
+    schedule_epochs = f.whole("schedule.last_epoch", -1);
+  }
+
+  nn::load(model_, path + ".npz");  // checks every name and shape before it changes the model
+  try {
+    optimizer_->load_state(std::move(optimizer_state));  // kept as read, not copied
+  } catch (const Error& e) {
+    throw IOError(file + ": the optimizer's state does not fit this model: " + e.what());
+  }
+  step_ = step;
 
   // The data: rebuild the current epoch from the generator as it was when the
   // epoch was drawn, then skip the batches already done.
   epoch_.clear();
   epoch_position_ = 0;
   epoch_start_.clear();
-  if (state.count("epoch_start_generator")) {
-    set_generator_state(gen_, tensor_words(state.at("epoch_start_generator")));
+  if (mid_epoch) {
+    set_generator_state(gen_, epoch_start);
     next_batch();  // draws the epoch exactly as the interrupted run did
-    if (epoch_.size() != static_cast<std::size_t>(state.at("epoch_size").item()))
-      throw IOError(file + ": the checkpoint's epoch had " + std::to_string(int(state.at("epoch_size").item())) +
+    if (epoch_.size() != epoch_size)
+      throw IOError(file + ": the checkpoint's epoch had " + std::to_string(epoch_size) +
                     " batches, this training set gives " + std::to_string(epoch_.size()));
-    epoch_position_ = static_cast<std::size_t>(state.at("epoch_position").item());
+    epoch_position_ = epoch_position;
   }
-  set_generator_state(gen_, tensor_words(state.at("trainer_generator")));
-  set_generator_state(default_generator(), tensor_words(state.at("global_generator")));
+  set_generator_state(gen_, order);
+  set_generator_state(default_generator(), global);
 
   // The learning rate: replay the schedule, or take the saved value.
   if (schedule_) {
-    optimizer_->lr = state.at("schedule.base_lr").item();
+    optimizer_->lr = base_lr;
     schedule_ = make_schedule_(*optimizer_);
-    const long epochs = static_cast<long>(state.at("schedule.last_epoch").item());
-    while (schedule_->last_epoch() < epochs) schedule_->step();
+    while (schedule_->last_epoch() < schedule_epochs) schedule_->step();
   }
-  optimizer_->lr = state.at("lr").item();
+  optimizer_->lr = lr;
 }
 
 }  // namespace attn::models

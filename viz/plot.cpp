@@ -3,10 +3,13 @@
 #include "../core/errors.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
+
+#include <unistd.h>
 
 namespace attn::viz {
 
@@ -281,7 +284,8 @@ std::string terminal_heatmap(const xt::xarray<double>& values, const std::vector
 }
 
 void save_text(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
+  static std::atomic<unsigned> counter{0};  // unique per process and call: two writers never share a temporary
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
   {
     std::ofstream out(tmp, std::ios::binary);
     if (!out) throw IOError("save_text: cannot write '" + path + "' (does its folder exist?)");

@@ -31,7 +31,11 @@ nlohmann::json parse_json(const std::string& text, const std::string& where, con
   try {
     return nlohmann::json::parse(text, bounded);
   } catch (const nlohmann::json::exception& e) {
-    throw IOError(where + ": not valid JSON (" + e.what() + ")");
+    // "[json.exception.parse_error.101] parse error at ..." -> "parse error at ...": the library's tag means nothing to a user.
+    std::string message = e.what();
+    if (message.rfind("[json.exception.", 0) == 0 && message.find("] ") != std::string::npos)
+      message = message.substr(message.find("] ") + 2);
+    throw IOError(where + ": not valid JSON (" + message + ")");
   }
 }
 

@@ -10,27 +10,16 @@ crash, a stack trace or "terminate called".
 """
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import unittest
 import xml.etree.ElementTree as ET
 import zipfile
 
-ATTN = None  # the executable, from the command line
+import common
+from common import TINY, attn, read_part, write_part
+
 SVG = "{http://www.w3.org/2000/svg}"
-
-# A Bahdanau model with 8 units everywhere learns nothing in 20 steps, but it
-# exercises every file and code path in a fraction of a second.
-TINY = ["--set", "embed_dim=8", "--set", "encoder_dim=8", "--set", "decoder_dim=8", "--set", "attention_dim=8",
-        "--task", "reverse", "--max-length", "6", "--n-train", "200", "--batch-size", "8", "--seed", "3"]
-
-
-def attn(*args, cwd=None):
-    """Runs attn; returns (exit status, stdout, stderr)."""
-    p = subprocess.run([ATTN, *args], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                       universal_newlines=True, timeout=120)
-    return p.returncode, p.stdout, p.stderr
 
 
 def npz_arrays(path):
@@ -66,15 +55,7 @@ class CliTest(unittest.TestCase):
     def fails(self, *args, message):
         """attn fails with exactly one line of error containing `message`."""
         status, out, err = attn(*args)
-        self.assertNotEqual(status, 0, f"attn {' '.join(args)} succeeded:\n{out}")
-        self.assertLess(status, 128, f"killed by a signal: {err}")  # not a crash (SIGSEGV, SIGABRT...)
-        for bad in ("terminate called", "Aborted", "Segmentation", "what():", "Traceback"):
-            self.assertNotIn(bad, err)
-        lines = err.strip().split("\n")
-        self.assertEqual(len(lines), 1, f"expected one line of error, got:\n{err}")
-        self.assertTrue(lines[0].startswith("attn: error: "), lines[0])
-        self.assertIn(message, lines[0])
-        return lines[0]
+        return common.check_failure(self, status, out, err, message, args)
 
     def copy_run(self, name):
         """A copy of the trained checkpoint, to break."""
@@ -102,10 +83,15 @@ class Help(CliTest):
 
 class Train(CliTest):
     def test_run_dir_files(self):
-        self.assertEqual(sorted(os.listdir(self.run_dir)),
-                         ["config.json", "model.npz", "model.trainer.npz", "vocab.json"])
+        self.assertEqual(sorted(os.listdir(self.run_dir)), ["checkpoint", "lock"])
+        self.assertEqual(sorted(os.listdir(common.unit(self.run_dir))),
+                         ["config.json", "manifest.json", "model.npz", "model.trainer.npz", "vocab.json"])
         import json
-        with open(os.path.join(self.run_dir, "config.json")) as f:
+        manifest = json.loads(read_part(self.run_dir, "manifest.json"))
+        for name, entry in manifest["files"].items():
+            data = read_part(self.run_dir, name)
+            self.assertEqual(entry, {"bytes": len(data), "fnv1a64": common.fnv1a64(data)})
+        with open(os.path.join(common.unit(self.run_dir), "config.json")) as f:
             config = json.load(f)
         self.assertEqual(config["format"], "attn-checkpoint")
         self.assertEqual(config["model"]["model"], "bahdanau")
@@ -113,10 +99,10 @@ class Train(CliTest):
         self.assertEqual(config["task"]["name"], "reverse")
         self.assertEqual(config["train"]["steps"], 20)
         self.assertEqual(config["seed"], 3)
-        with open(os.path.join(self.run_dir, "vocab.json")) as f:
+        with open(os.path.join(common.unit(self.run_dir), "vocab.json")) as f:
             vocab = json.load(f)
         self.assertEqual(vocab["src"]["tokens"][:4], ["<pad>", "<bos>", "<eos>", "<unk>"])
-        arrays = npz_arrays(os.path.join(self.run_dir, "model.npz"))
+        arrays = npz_arrays(os.path.join(common.unit(self.run_dir), "model.npz"))
         self.assertIn("src_embed.weight.npy", arrays)
         self.assertTrue(all(a.startswith(b"\x93NUMPY") for a in arrays.values()))
 
@@ -132,10 +118,10 @@ class Train(CliTest):
         whole, half = self.path(name + "_whole"), self.path(name + "_half")
         self.ok("train", *model_args, "--steps", "16", "--eval-every", "5", "--out", whole)
         self.ok("train", *model_args, "--steps", "8", "--eval-every", "5", "--out", half)
-        self.assertNotEqual(npz_arrays(whole + "/model.npz"), npz_arrays(half + "/model.npz"))
+        self.assertNotEqual(npz_arrays(whole + "/checkpoint/model.npz"), npz_arrays(half + "/checkpoint/model.npz"))
         out = self.ok("train", "--resume", half, "--steps", "16")
         self.assertIn("resumed at step 8", out)
-        a, b = npz_arrays(whole + "/model.npz"), npz_arrays(half + "/model.npz")
+        a, b = npz_arrays(whole + "/checkpoint/model.npz"), npz_arrays(half + "/checkpoint/model.npz")
         self.assertEqual(sorted(a), sorted(b))
         for key in a:
             self.assertEqual(a[key], b[key], f"{name}: {key} differs after resuming")
@@ -239,7 +225,8 @@ class Grid(CliTest):
         assert "training grid" in out, out
 
     def test_files_and_eval(self):
-        self.assertEqual(sorted(os.listdir(self.grid)), ["config.json", "model.npz", "vocab.json"])
+        self.assertEqual(sorted(os.listdir(common.unit(self.grid))),
+                         ["config.json", "manifest.json", "model.npz", "vocab.json"])
         out = self.ok("eval", "--checkpoint", self.grid)
         self.assertIn("200 test grids: exact match", out)
         self.assertIn("attention peak on the cell", out)
@@ -265,7 +252,7 @@ class Grid(CliTest):
         self.fails("train", "--model", "grid", "--task", "reverse", "--out", self.path("x"), message="--task grid only")
         self.fails("train", "--task", "grid", "--out", self.path("x"), message="goes with --model grid")
         self.fails("train", "--model", "grid", "--task", "grid", "--set", "attention=blurry", "--out", self.path("x"),
-                   message="unknown attention 'blurry'")
+                   message="key 'attention' must be one of")
 
 
 class BadInput(CliTest):
@@ -273,8 +260,8 @@ class BadInput(CliTest):
         self.fails("frobnicate", message="unknown command 'frobnicate'")
         self.fails("train", "--bogus", message="--bogus")
         self.fails("train", "--steps", "abc", "--out", self.path("x"), message="--steps")
-        self.fails("train", "--steps", "-1", "--out", self.path("x"), message="whole number >= 0")
-        self.fails("demo", "--steps", "-1", "--out", self.path("x"), message="whole number >= 0")
+        self.fails("train", "--steps", "-1", "--out", self.path("x"), message="--steps: expected a whole number")
+        self.fails("demo", "--steps", "-1", "--out", self.path("x"), message="--steps: expected a whole number")
         self.fails("train", "--dtype", "float16", "--out", self.path("x"), message="float16")
         self.fails("translate", "--checkpoint", self.run_dir, "--beam", "0", "1 2", message="--beam")
         self.fails("eval", message="--checkpoint is required")
@@ -293,37 +280,32 @@ class BadInput(CliTest):
     def test_missing_checkpoint(self):
         self.fails("eval", "--checkpoint", self.path("nowhere"), message="no such checkpoint directory")
         self.fails("translate", "--checkpoint", self.path("nowhere"), "1 2", message="no such checkpoint directory")
-        self.fails("train", "--resume", self.path("nowhere"), message="cannot open")
+        self.fails("train", "--resume", self.path("nowhere"), message="no such run folder")
         broken = self.copy_run("no_weights")
-        os.remove(broken + "/model.npz")
+        os.remove(broken + "/checkpoint/model.npz")
         self.fails("eval", "--checkpoint", broken, message="model.npz: missing")
 
     def test_corrupted_checkpoint(self):
         truncated = self.copy_run("truncated")
-        with open(truncated + "/model.npz", "r+b") as f:
+        with open(truncated + "/checkpoint/model.npz", "r+b") as f:
             f.truncate(1000)
+        self.fails("eval", "--checkpoint", truncated, message="model.npz: does not match manifest.json")
+        write_part(truncated, "model.npz", read_part(truncated, "model.npz"))  # recorded: now the archive's own check
         self.fails("eval", "--checkpoint", truncated, message="model.npz")
         bad_json = self.copy_run("bad_json")
-        with open(bad_json + "/config.json", "w") as f:
-            f.write('{"format": "attn-checkpoint", "model": ')
+        write_part(bad_json, "config.json", '{"format": "attn-checkpoint", "model": ')
         self.fails("eval", "--checkpoint", bad_json, message="config.json: not valid JSON")
         not_config = self.copy_run("not_config")
-        with open(not_config + "/config.json", "w") as f:
-            f.write("[1, 2]")
-        self.fails("eval", "--checkpoint", not_config, message="config.json: not an attn checkpoint")
+        write_part(not_config, "config.json", "[1, 2]")
+        self.fails("eval", "--checkpoint", not_config, message="config.json: expected a JSON object")
         bad_vocab = self.copy_run("bad_vocab")
-        with open(bad_vocab + "/vocab.json", "w") as f:
-            f.write('{"src": 3, "tgt": 4}')
+        write_part(bad_vocab, "vocab.json", '{"src": 3, "tgt": 4}')
         self.fails("translate", "--checkpoint", bad_vocab, "1 2", message="vocab.json")
         bad_task = self.copy_run("bad_task")
-        with open(bad_task + "/config.json") as f:
-            text = f.read()
-        with open(bad_task + "/config.json", "w") as f:
-            f.write(text.replace('"reverse"', '"bogus"'))
+        write_part(bad_task, "config.json", read_part(bad_task, "config.json").replace(b'"reverse"', b'"bogus"'))
         self.fails("eval", "--checkpoint", bad_task, message="config.json")
         no_trainer = self.copy_run("no_trainer")
-        with open(no_trainer + "/model.trainer.npz", "r+b") as f:
-            f.truncate(500)
+        write_part(no_trainer, "model.trainer.npz", read_part(no_trainer, "model.trainer.npz")[:500])
         self.fails("train", "--resume", no_trainer, "--steps", "30", message="model.trainer.npz")
 
     def test_checkpoint_of_another_model(self):
@@ -331,13 +313,10 @@ class BadInput(CliTest):
         self.ok("train", "--model", "luong", "--set", "embed_dim=8", "--set", "hidden_dim=8", "--task", "reverse",
                 "--max-length", "6", "--n-train", "100", "--steps", "2", "--batch-size", "4", "--out", luong)
         mixed = self.copy_run("mixed")  # bahdanau's weights, luong's description
-        shutil.copy(luong + "/config.json", mixed + "/config.json")
+        write_part(mixed, "config.json", read_part(luong, "config.json"))
         self.fails("eval", "--checkpoint", mixed, message="not those of the 'luong' model")
         bigger = self.copy_run("bigger")  # the same model, other sizes
-        with open(bigger + "/config.json") as f:
-            text = f.read()
-        with open(bigger + "/config.json", "w") as f:
-            f.write(text.replace('"decoder_dim": 8', '"decoder_dim": 9'))
+        write_part(bigger, "config.json", read_part(bigger, "config.json").replace(b'"decoder_dim": 8', b'"decoder_dim": 9'))
         self.fails("translate", "--checkpoint", bigger, "1 2", message="shape mismatches")
 
     def test_no_attention_to_draw(self):
@@ -440,12 +419,12 @@ class Corpus(CliTest):
                       "--valid-fraction", "0.2", "--out", run)
         self.assertIn("BLEU", out)
         import json
-        with open(os.path.join(run, "config.json")) as f:
+        with open(os.path.join(run, "checkpoint", "config.json")) as f:
             task = json.load(f)["task"]
         self.assertEqual((task["min_freq"], task["max_vocab"], task["test_fraction"]), (2, 6, 0.2))
         self.assertTrue(task["lowercase"] and task["split_punctuation"])
         self.assertEqual(len(task["checksum"]), 16)
-        with open(os.path.join(run, "vocab.json")) as f:
+        with open(os.path.join(run, "checkpoint", "vocab.json")) as f:
             vocab = json.load(f)
         self.assertEqual(len(vocab["src"]["tokens"]), 4 + 6)
         self.assertIn("file", vocab["src"]["tokens"])
@@ -477,12 +456,12 @@ class Corpus(CliTest):
         self.fails("train", "--task", "reverse", "--min-freq", "2", "--out", self.path("x"),
                    message="--min-freq is for a FILE.tsv task only")
         self.fails("train", "--task", corpus, "--valid-fraction", "0", "--out", self.path("x"),
-                   message="held-out fraction must be above 0 and below 1")
+                   message="--valid-fraction: expected a finite number in (0, 1)")
         self.fails("train", "--resume", run, "--max-vocab", "3", message="--max-vocab cannot change a run")
 
 
 if __name__ == "__main__":
     if len(sys.argv) < 2:
         sys.exit("usage: test_cli.py PATH/TO/attn [unittest arguments]")
-    ATTN = os.path.abspath(sys.argv.pop(1))
+    common.ATTN = os.path.abspath(sys.argv.pop(1))
     unittest.main(verbosity=2)

@@ -1,0 +1,31 @@
+#include "run_config.hpp"
+
+#include "parse.hpp"
+
+namespace attn::cli {
+
+TrainSettings read_train_settings(const nlohmann::json& config, const std::string& where) {
+  const Fields top(config, where);
+  top.only({"format", "model", "task", "seed", "dtype", "train"});
+  top.one_of("format", {"attn-checkpoint"});
+  Fields(top.object("model"), where + ": model").text("model");
+  Fields(top.object("task"), where + ": task").text("name");
+  TrainSettings s;
+  s.seed = top.count("seed", 0, kMaxSeed);
+  s.dtype = top.one_of("dtype", {"float32", "float64"});
+  const bool grid = config.at("model").value("model", "") == "grid";
+  const Fields train(top.object("train"), where + ": train");
+  train.only({"steps", "batch_size", "lr", "clip_norm", "label_smoothing", "eval_every", "checkpoint_every",
+              "doubly_stochastic"});
+  s.steps = train.count("steps", 1, kMaxSteps);
+  s.batch_size = train.count("batch_size", 1, kMaxBatch);
+  s.lr = train.real("lr", Bounds::positive());
+  s.clip_norm = train.real_or("clip_norm", grid ? 5.0 : 1.0, Bounds::non_negative());
+  s.label_smoothing = train.real_or("label_smoothing", 0.0, {0.0, 1.0, false, true});
+  s.eval_every = train.count_or("eval_every", 0, 0, kMaxSteps);
+  s.checkpoint_every = train.count_or("checkpoint_every", 0, 0, kMaxSteps);
+  s.doubly_stochastic = train.real_or("doubly_stochastic", 0.0, Bounds::non_negative());
+  return s;
+}
+
+}  // namespace attn::cli

@@ -1,0 +1,27 @@
+// The top level and the "train" section of a run's config.json, checked key by key
+// (the "model" section is checked by models::make_model / make_grid_model, the
+// "task" section by make_task), so that every command reads a config the same way:
+//   {"format": "attn-checkpoint", "model": {...}, "task": {...}, "seed": 1, "dtype": "float32",
+//    "train": {"steps": 2000, "batch_size": 64, "lr": 0.003, "clip_norm": 1.0, "label_smoothing": 0.0,
+//              "eval_every": 500, "checkpoint_every": 500}}
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+
+namespace attn::cli {
+
+struct TrainSettings {
+  std::uint64_t seed = 1;
+  std::string dtype = "float32";  // or "float64"
+  std::uint64_t steps = 0, batch_size = 0, eval_every = 0, checkpoint_every = 0;
+  double lr = 0, clip_norm = 0, label_smoothing = 0;
+  double doubly_stochastic = 0;   // the grid captioner's attention penalty
+};
+
+// `where` names the file in errors: "runs/a/checkpoint/config.json".
+TrainSettings read_train_settings(const nlohmann::json& config, const std::string& where);
+
+}  // namespace attn::cli

@@ -1,0 +1,88 @@
+"""What the command-line tests share: running attn, checking its failures, and
+reading or editing a run folder's checkpoint (cli/run_dir.hpp) as a user could.
+Standard library only."""
+import hashlib
+import json
+import os
+import subprocess
+
+ATTN = None  # the executable, set by each test file from its command line
+
+# A Bahdanau model with 8 units everywhere learns nothing in 20 steps, but it
+# exercises every file and code path in a fraction of a second.
+TINY = ["--set", "embed_dim=8", "--set", "encoder_dim=8", "--set", "decoder_dim=8", "--set", "attention_dim=8",
+        "--task", "reverse", "--max-length", "6", "--n-train", "200", "--batch-size", "8", "--seed", "3"]
+
+
+def attn(*args, cwd=None, timeout=120):
+    """Runs attn; returns (exit status, stdout, stderr)."""
+    p = subprocess.run([ATTN, *args], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       universal_newlines=True, errors="replace", timeout=timeout)
+    return p.returncode, p.stdout, p.stderr
+
+
+def unit(run):
+    """The checkpoint folder of a run folder."""
+    return os.path.join(run, "checkpoint")
+
+
+def fnv1a64(data):
+    h = 14695981039346656037
+    for b in data:
+        h = ((h ^ b) * 1099511628211) & 0xFFFFFFFFFFFFFFFF
+    return "%016x" % h
+
+
+def write_part(run, name, data, sign=True):
+    """Replaces a file of the run's checkpoint; with `sign`, records it in manifest.json
+    as attn would, so that the check that follows is the content's, not the manifest's."""
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    with open(os.path.join(unit(run), name), "wb") as f:
+        f.write(data)
+    if sign:
+        path = os.path.join(unit(run), "manifest.json")
+        with open(path) as f:
+            manifest = json.load(f)
+        manifest["files"][name] = {"bytes": len(data), "fnv1a64": fnv1a64(data)}
+        with open(path, "w") as f:
+            json.dump(manifest, f, indent=2)
+
+
+def read_part(run, name):
+    with open(os.path.join(unit(run), name), "rb") as f:
+        return f.read()
+
+
+def folder_digest(path, skip=("lock",)):
+    """{relative path: sha256} of every file under `path` (the lock file aside: it is not part of the run)."""
+    digest = {}
+    for root, dirs, files in os.walk(path):
+        for name in files:
+            full = os.path.join(root, name)
+            rel = os.path.relpath(full, path)
+            if rel in skip:
+                continue
+            with open(full, "rb") as f:
+                digest[rel] = hashlib.sha256(f.read()).hexdigest()
+        for name in dirs:
+            digest[os.path.relpath(os.path.join(root, name), path) + "/"] = "dir"
+    return digest
+
+
+def check_failure(test, status, out, err, message, args=()):
+    """attn failed cleanly: a non-zero status (not a signal), exactly one line of error naming
+    `message` (a string, or a tuple of strings that must all appear)."""
+    shown = " ".join(args)
+    test.assertNotEqual(status, 0, f"attn {shown} succeeded:\n{out}")
+    test.assertGreater(status, 0, f"attn {shown} was killed by signal {-status}: {err}")
+    test.assertLess(status, 128, f"attn {shown} crashed: {err}")
+    for bad in ("terminate called", "Aborted", "Segmentation", "what():", "Traceback", "json.exception",
+                "std::bad_alloc", "basic_string"):
+        test.assertNotIn(bad, err, f"attn {shown}: raw library error")
+    lines = err.strip().split("\n")
+    test.assertEqual(len(lines), 1, f"attn {shown}: expected one line of error, got:\n{err}")
+    test.assertTrue(lines[0].startswith("attn: error: "), lines[0])
+    for part in (message,) if isinstance(message, str) else message:
+        test.assertIn(part, lines[0], f"attn {shown}")
+    return lines[0]

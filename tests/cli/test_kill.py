@@ -1,0 +1,145 @@
+#!/usr/bin/python3
+"""A run survives being killed: SIGKILL at random moments of a short training that
+commits a checkpoint at every step, many times over; after each kill the run must
+load, and resuming it must reach exactly the weights of an uninterrupted run.
+Also: a second process cannot write a run folder in use, and a run started with
+--overwrite over an old one keeps the old checkpoint until its own first one.
+
+    ATTN_KILL_COUNT=40 /usr/bin/python3 tests/cli/test_kill.py build/cli/attn
+
+ATTN_KILL_COUNT (default 30) is the number of kills. Standard library only.
+"""
+import io
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+import zipfile
+
+import common
+from common import TINY, attn, folder_digest, read_part
+
+STEPS = 12  # the full run; every kill resumes towards it
+ARGS = [*TINY, "--checkpoint-every", "1", "--eval-every", "0"]
+
+
+def arrays(run):
+    """The weights of a run, array by array (the .npz's own bytes hold file times)."""
+    with zipfile.ZipFile(io.BytesIO(read_part(run, "model.npz"))) as z:
+        return {name: z.read(name) for name in z.namelist()}
+
+
+def start(*args):
+    return subprocess.Popen([common.ATTN, *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+
+def stop(p):
+    p.kill()
+    p.communicate()
+
+
+class Kill(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="attn_kill_")
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def path(self, *parts):
+        return os.path.join(self.tmp, *parts)
+
+    def ok(self, *args):
+        status, out, err = attn(*args)
+        self.assertEqual(status, 0, f"attn {' '.join(args)}: {err}")
+        return out
+
+    def test_kills_at_random_moments(self):
+        kills = int(os.environ.get("ATTN_KILL_COUNT", "30"))
+        rng = random.Random(int(os.environ.get("ATTN_KILL_SEED", "1")))
+        whole = self.path("whole")
+        self.ok("train", *ARGS, "--steps", str(STEPS), "--out", whole)
+        reference = arrays(whole)
+        base = self.path("base")  # two steps in: every attempt resumes from a real checkpoint
+        self.ok("train", *ARGS, "--steps", "2", "--out", base)
+
+        run = self.path("run")
+        shutil.copytree(base, run)
+        began = time.monotonic()
+        self.ok("train", "--resume", run, "--steps", str(STEPS))
+        duration = time.monotonic() - began  # of a whole resume, start to end
+        self.assertEqual(arrays(run), reference)
+
+        survived = finished = mid_commit = 0
+        shutil.rmtree(run)
+        shutil.copytree(base, run)
+        while survived < kills:
+            p = start("train", "--resume", run, "--steps", str(STEPS))
+            time.sleep(rng.uniform(0, duration))
+            p.send_signal(signal.SIGKILL)
+            _, err = p.communicate()
+            complete = p.returncode == 1 and b"already at step" in err  # the last kill came after the last commit
+            if p.returncode != 0 and not complete:
+                self.assertEqual(p.returncode, -signal.SIGKILL, err.decode(errors="replace"))
+                survived += 1
+                mid_commit += any(n.startswith("checkpoint.tmp.") for n in os.listdir(run))  # caught writing a unit
+                # The run loads: its checkpoint is whole, the previous one or the new one.
+                self.assertIn("  ->  ", self.ok("translate", "--checkpoint", run, "1 2 3"))
+                if rng.random() < 0.6:
+                    continue  # kill it again, from wherever it stands
+                status, out, err = attn("train", "--resume", run, "--steps", str(STEPS))
+                self.assertTrue(status == 0 or "already at step" in err, err)
+            else:
+                finished += 1  # it ended before its kill
+            self.assertEqual(arrays(run), reference, "a resumed run differs from the uninterrupted one")
+            shutil.rmtree(run)
+            shutil.copytree(base, run)
+        # The last killed run completes, and its writer's leftover temporary folders are gone.
+        status, out, err = attn("train", "--resume", run, "--steps", str(STEPS))
+        self.assertTrue(status == 0 or "already at step" in err, err)
+        self.assertEqual(arrays(run), reference)
+        leftovers = [n for n in os.listdir(run) if n not in ("checkpoint", "lock")]
+        print(f"\nkills survived: {survived}, {mid_commit} of them while a checkpoint was being written "
+              f"({finished} runs ended before their kill)", file=sys.stderr)
+        self.assertEqual(survived, kills)
+        self.assertEqual(leftovers, [])
+
+    def test_second_writer_is_refused(self):
+        run = self.path("busy")
+        p = start("train", *ARGS, "--steps", "100000", "--out", run)
+        try:
+            deadline = time.monotonic() + 60
+            while not os.path.exists(os.path.join(run, "checkpoint")) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            for args in (["train", *ARGS, "--steps", "5", "--overwrite", "--out", run],
+                         ["train", "--resume", run, "--steps", "200000"]):
+                status, out, err = attn(*args)
+                common.check_failure(self, status, out, err, f"in use by another attn process (pid {p.pid}", args)
+            self.assertIn("  ->  ", self.ok("translate", "--checkpoint", run, "1 2 3"))  # readers are welcome
+        finally:
+            stop(p)
+        self.assertIn("  ->  ", self.ok("translate", "--checkpoint", run, "1 2 3"))
+
+    def test_overwrite_keeps_the_old_run_until_the_first_checkpoint(self):
+        run = self.path("old")
+        self.ok("train", *ARGS, "--steps", "3", "--out", run)
+        before = folder_digest(run)
+        p = start("train", *TINY, "--checkpoint-every", "0", "--eval-every", "0", "--steps", "100000",
+                  "--overwrite", "--out", run)
+        time.sleep(0.5)
+        stop(p)
+        self.assertEqual(folder_digest(run, skip=("lock",)), before)
+        self.assertIn("  ->  ", self.ok("translate", "--checkpoint", run, "1 2 3"))
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 2:
+        sys.exit("usage: test_kill.py PATH/TO/attn [unittest arguments]")
+    common.ATTN = os.path.abspath(sys.argv.pop(1))
+    unittest.main(verbosity=2)
