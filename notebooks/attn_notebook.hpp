@@ -6,8 +6,6 @@
 //   itself; xcpp/xdisplay.hpp comes from kernel/include.
 // - conda's xeus-cling (also kernel xcpp17): the pragmas below find attn's
 //   headers and load libattn from a local build (`tools/setup.sh && ninja -C build`).
-// - the stand-in runner (tools/run_notebooks.py, clang-repl) loads the library
-//   itself and defines ATTN_NOTEBOOK_RUNNER.
 #pragma once
 
 #ifdef __CLING__
@@ -21,15 +19,4 @@
 
 #include <iostream>
 
-#ifdef ATTN_NOTEBOOK_RUNNER
-// The runner's stand-in for the kernel's xcpp::display: prints the MIME bundle
-// between markers; the runner turns it into a display_data output.
-namespace xcpp {
-template <class T>
-void display(const T& x) {
-  std::cout << "@@ATTN_MIME_BEGIN@@" << mime_bundle_repr(x).dump() << "@@ATTN_MIME_END@@" << std::endl;
-}
-}  // namespace xcpp
-#else
 #include "xcpp/xdisplay.hpp"
-#endif

@@ -2,7 +2,7 @@
 # Installs what attn needs from Debian's packages (Debian 12 or later), then
 # configures a release build in ./build. Safe to run again: it installs only
 # what is missing.  Usage:
-#   tools/setup.sh [--with-kernel] [--with-browser] [--with-bench] [--with-corpus] [--with-notebook-runner]
+#   tools/setup.sh [--with-kernel] [--with-browser] [--with-bench] [--with-corpus]
 #   --with-kernel: the Jupyter kernel (kernel/) and Jupyter Notebook: tools/notebooks.sh
 #   --with-browser: headless Chromium for tools/browser_test.py
 #   --with-corpus: makes sure French message catalogs are there for `attn corpus gettext`
@@ -18,7 +18,6 @@ packages=(g++ pkg-config meson ninja-build cmake python3
 with_corpus=""
 for arg in "$@"; do
   case "$arg" in
-    --with-notebook-runner) packages+=(clang-tools-19 libclang-rt-19-dev) ;;
     --with-bench) packages+=(libbenchmark-dev python3-torch python3-numpy) ;;
     --with-corpus) with_corpus=1 ;;
     --with-kernel) packages+=(xeus-dev libzmq3-dev libclang-19-dev libclang-cpp19-dev llvm-19-dev

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # One command that sets up, builds and runs every test: tools/test.sh
+# (the Jupyter kernel and its protocol tests included: it installs the kernel's packages too)
 # Each test binary prints its doctest summary; the last line counts the tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-tools/setup.sh "$@"
+tools/setup.sh --with-kernel "$@"
 # The course's matrices are small: OpenBLAS's thread pool only costs time on them.
 export OPENBLAS_NUM_THREADS=1
 ninja -C build

@@ -114,6 +114,13 @@ class Kernel(unittest.TestCase):
         self.assertEqual(text(outputs, "stdout"), "one\ntwo\nthree\nfour\n")
         self.assertEqual(text(outputs, "stderr"), "err\nerr2\n")
 
+    def test_standard_library_locale_in_a_cell(self):
+        # std::regex looks up locale facets by their id: the kernel must share
+        # libstdc++'s ids with the cells (it is built as PIC for that).
+        outputs = self.ok('#include <regex>\nstd::regex r("a+b");\n'
+                          'std::cout << std::regex_search(std::string("xaab"), r) << std::endl;')
+        self.assertEqual(text(outputs, "stdout"), "1\n")
+
     def test_stream_is_live(self):
         # The cell waits until the test has seen its first line: if output
         # came only at the end of the cell, this would never finish.
