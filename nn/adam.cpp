@@ -1,7 +1,7 @@
 // Adam and AdamW, following torch.optim's _single_tensor_adam(w) term by term.
 #include "optim.hpp"
 
-#include "../core/parallel.hpp"
+#include "../core/backend/parallel.hpp"
 #include "../core/record.hpp"
 
 #include <cmath>

@@ -1,5 +1,6 @@
 #include "layer_norm.hpp"
 
+#include "../core/backend/fused.hpp"
 #include "../core/ops.hpp"
 
 #include <sstream>

@@ -1,5 +1,6 @@
 #include "rnn_cell.hpp"
 
+#include "../core/backend/fused.hpp"
 #include "../core/ops.hpp"
 
 #include <cmath>

@@ -1,7 +1,7 @@
 // Which of vecmath's compiled copies runs: the widest this CPU supports.
 #include "vecmath.hpp"
 
-#include "errors.hpp"
+#include "../errors.hpp"
 #include "parallel.hpp"
 #include "vecmath/entry_points.hpp"
 
