@@ -25,8 +25,8 @@ std::optional<Shape> broadcast_target(const char* op, const Tensor& a, const Ten
 // v as an array of the target shape: v itself if it has that shape (or there is no
 // target), else its broadcast copy, kept in `copy`. xtensor could broadcast v lazily
 // inside the expression, but its strided loop over a stretched [..., 1] operand is
-// some 20x slower than this contiguous copy (layout.hpp) followed by a plain,
-// vectorized loop. (`copy` stays empty, no array built, when v needs no stretching.)
+// much slower than this contiguous copy (layout.hpp) followed by a plain,
+// vectorized loop (docs/benchmarks.md). (`copy` stays empty, no array built, when v needs no stretching.)
 template <class T>
 const xt::xarray<T>& stretched(const xt::xarray<T>& v, const std::optional<Shape>& shape,
                                std::optional<xt::xarray<T>>& copy) {
