@@ -40,7 +40,7 @@ bool handled_empty(std::size_t m, std::size_t n, std::size_t k, T beta, T* c, st
   return true;
 }
 
-// attn's threads do the splitting (core/parallel.hpp); OpenBLAS's own pool
+// attn's threads do the splitting (core/backend/parallel.hpp); OpenBLAS's own pool
 // would only compete with them. Set once, before the first product.
 void use_one_openblas_thread() {
   static const bool done = (openblas_set_num_threads(1), true);

@@ -20,7 +20,7 @@ namespace attn {
 
 namespace {
 
-// Rows of the batch per share of the threads (core/parallel.hpp): dealt out
+// Rows of the batch per share of the threads (core/backend/parallel.hpp): dealt out
 // evenly, at least 4096 gate values a share. Each row is independent, and a
 // product already split over the threads wrote the gates.
 std::size_t rows_per_share(std::size_t B, std::size_t H) { return even_grain(B, 4 * H, 4096); }

@@ -1,13 +1,13 @@
 // An LSTM layer over a whole sequence as one fused op, in one or more
 // directions at once: what nn::LSTM runs (nn/rnn.cpp).
 //
-// Composed, each step is three ops (linear, lstm_cell_c, lstm_cell_h, core/ops/lstm.cpp)
+// Composed, each step is three ops (linear, lstm_cell_c, lstm_cell_h, core/backend/lstm_cell.cpp)
 // and the backward of the T steps computes the recurrent weight's gradient as T
 // thin products G_t^T h_{t-1} ([4H, B] x [B, H]: B terms each). Here the backward
 // runs backpropagation through time itself and computes it as ONE product over
 // all steps, dW_hh = dG^T H_prev ([4H, T*B] x [T*B, H]), and the directions of
 // a bidirectional layer run on two threads at once, each on one thread
-// (core/parallel.hpp: a parallel_for inside them runs serially).
+// (core/backend/parallel.hpp: a parallel_for inside them runs serially).
 // tests/core/test_lstm_sequence.cpp checks it against the composed steps, values
 // and gradients, and by finite differences; docs/ops/fused.md derives it.
 //

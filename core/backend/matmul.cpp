@@ -4,7 +4,7 @@
 // xt::xarray stores its values row-major and contiguous, so its data() is a
 // ready BLAS matrix: an array [..., M, K] is a stack of [M, K] matrices, M*K
 // values apart, each with leading dim K. A transposed operand is never copied:
-// gemm reads it transposed through its trans flag (see core/blas.hpp).
+// gemm reads it transposed through its trans flag (see core/backend/blas.hpp).
 //
 // Backward of C = A B, with G = dL/dC:   dA = G B^T,   dB = A^T G.
 // gemm writes straight into the input's gradient buffer: it overwrites a fresh

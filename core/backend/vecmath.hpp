@@ -22,7 +22,7 @@ const char* name(Isa isa);     // "baseline", "avx2", "avx512"
 
 // y[i] = f(x[i]) for i < n; y may be x (in place). Results agree with std::exp and
 // std::tanh to a few ulp. Throws ValueError if `isa` is not supported. Arrays of
-// more than 16384 values are shared out over attn's threads (core/parallel.hpp).
+// more than 16384 values are shared out over attn's threads (core/backend/parallel.hpp).
 void exp(const float* x, float* y, std::size_t n, Isa isa = best());
 void exp(const double* x, double* y, std::size_t n, Isa isa = best());
 void tanh(const float* x, float* y, std::size_t n, Isa isa = best());
