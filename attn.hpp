@@ -6,12 +6,15 @@
 #include "core/dot.hpp"
 #include "core/errors.hpp"
 #include "core/gradcheck.hpp"
-#include "core/memory.hpp"
-#include "core/parallel.hpp"
+#include "core/kernels.hpp"
 #include "core/ops.hpp"
-#include "core/profiler.hpp"
 #include "core/random.hpp"
 #include "core/tensor.hpp"
+
+#include "core/backend/fused.hpp"
+#include "core/backend/memory.hpp"
+#include "core/backend/parallel.hpp"
+#include "core/backend/profiler.hpp"
 
 #include "nn/activation.hpp"
 #include "nn/attention/attention.hpp"

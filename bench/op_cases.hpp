@@ -6,8 +6,8 @@
 #pragma once
 
 #include "attn.hpp"
-#include "core/blas.hpp"
-#include "core/vecmath.hpp"
+#include "core/backend/blas.hpp"
+#include "core/backend/vecmath.hpp"
 
 #include <xtensor/xmath.hpp>
 

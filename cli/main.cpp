@@ -6,7 +6,7 @@
 // Either way the error is ONE line on standard error, starting "attn: error:".
 #include "commands.hpp"
 
-#include "../core/memory.hpp"
+#include "../core/backend/memory.hpp"
 
 #include <algorithm>
 #include <iostream>

@@ -1,13 +1,12 @@
 // Reverse-mode differentiation: Tensor::backward().
 //
 // 1. Collect every node that requires grad and is reachable from the output,
-//    in topological order (inputs before the nodes made from them). An explicit
-//    stack replaces recursion, so a 10,000-step chain cannot overflow the stack.
+//    in topological order (inputs before the nodes made from them). The graph
+//    is a DAG, not a tree: a node used twice is visited once. An explicit stack
+//    replaces recursion, so a 10,000-step chain cannot overflow the stack.
 // 2. Seed the output's gradient (ones, or the given grad_output).
 // 3. Walk the order backwards: each node pushes its gradient into its inputs.
 //    A node used twice receives two contributions, which add up.
-//    (The output's own backward may run on grad_output's array itself,
-//    borrowed rather than copied: run_on_borrowed_seed below.)
 // 4. Unless retain_graph, release every op node's inputs and backward function.
 #include "interrupt.hpp"
 #include "record.hpp"
@@ -18,24 +17,22 @@ namespace attn {
 
 namespace {
 
-// The walk's two lists are kept from one backward to the next (per thread), so a
-// small graph's backward allocates nothing for them (a malloc and a free each,
-// in every backward: docs/benchmarks.md counts them).
+// The walk's two lists, kept per thread from one backward to the next so that
+// a small graph's backward allocates nothing for them. (Not inlined: inlined,
+// GCC looks the thread_local up again at every use inside the loops.)
 struct WalkLists {
-  std::vector<NodeBase*> order;                          // lent to run_backward, which hands it back
+  std::vector<NodeBase*> order;
   std::vector<std::pair<NodeBase*, std::size_t>> stack;  // node, next input to visit
 };
-// This thread's lists. Not inlined: inlined, GCC looks the thread's copy up
-// again (a call into the dynamic loader) at every use inside the walk's loops.
-[[gnu::noinline]] WalkLists& spare_lists() {
+[[gnu::noinline]] WalkLists& walk_lists() {
   thread_local WalkLists lists;
   return lists;
 }
 
-std::vector<NodeBase*> topological_order(NodeBase* root, WalkLists& spare) {
-  std::vector<NodeBase*> order = std::move(spare.order);
+std::vector<NodeBase*> topological_order(NodeBase* root, WalkLists& lists) {
+  std::vector<NodeBase*> order = std::move(lists.order);
   order.clear();
-  auto& stack = spare.stack;
+  auto& stack = lists.stack;
   stack.clear();
   stack.emplace_back(root, 0);
   root->visited = true;
@@ -56,12 +53,6 @@ std::vector<NodeBase*> topological_order(NodeBase* root, WalkLists& spare) {
   return order;
 }
 
-template <class T>
-void seed(NodeBase& root, const Tensor& grad_output) {
-  // Adds to what the root holds: a leaf root keeps accumulating, as in PyTorch.
-  static_cast<Node<T>&>(root).accumulate_grad(grad_output.data<T>());
-}
-
 // Runs one node's backward function, timed when the profiler is on.
 void run_node(NodeBase& node) {
   if (!profiler::detail::on) return node.run_backward();
@@ -70,29 +61,19 @@ void run_node(NodeBase& node) {
   profiler::backward_ran(node.op, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
 }
 
-// backward(grad_output) could seed the root with a copy of grad_output, a pass
-// over memory that is a good part of a small op's whole backward
-// (docs/benchmarks.md). Instead the root borrows grad_output's array: only the
-// root's own backward function reads the root's gradient, so grad_output's array
-// is moved into it (no copy) for that one call and moved back right after, even
-// if it throws. While borrowed, take_grad() copies the gradient instead of moving it
-// away (node.hpp), so the caller's tensor comes back as it was.
-// Not when the root must keep a gradient of its own (a leaf, retain_grad, one it
-// already has), nor when its backward reads grad_output's values (grad_output is
-// the root or one of its inputs): then seed() copies as before.
-bool can_borrow_seed(const NodeBase& root, const Tensor& grad_output) {
-  const NodeBase* lender = grad_output.node().get();
-  if (root.is_leaf || root.retains_grad || root.has_grad || lender == &root) return false;
-  for (const auto& in : root.inputs)
-    if (in.get() == lender) return false;
-  return true;
-}
-
+// Seeds the root with grad_output. When only the root's own backward will read
+// that gradient (no leaf, no retain_grad, grad_output not one of its inputs), the
+// array is not copied: it is moved into the root for that one call and moved
+// back after it, even if it throws (while borrowed, take_grad copies: node.hpp).
 template <class T>
-void run_on_borrowed_seed(NodeBase& root_base, const Tensor& grad_output) {
+void run_root_on(NodeBase& root_base, const Tensor& grad_output, bool& root_ran) {
   auto& root = static_cast<Node<T>&>(root_base);
+  const NodeBase* lender = grad_output.node().get();
+  bool borrow = !root.is_leaf && !root.retains_grad && !root.has_grad && lender != &root;
+  for (const auto& in : root.inputs) borrow = borrow && in.get() != lender;
+  if (!borrow) return root.accumulate_grad(grad_output.data<T>());  // a copy, added to what it holds
   xt::xarray<T>& lent = static_cast<Node<T>&>(*grad_output.node()).value;
-  struct GiveBack {  // at the end of the scope, however it ends
+  struct GiveBack {
     Node<T>& root;
     xt::xarray<T>& lent;
     ~GiveBack() {
@@ -100,11 +81,11 @@ void run_on_borrowed_seed(NodeBase& root_base, const Tensor& grad_output) {
       root.grad_is_borrowed = false;
       root.clear_grad();
     }
-  };
-  root.grad = std::move(lent);  // lent keeps its shape, without its values until GiveBack
+  } give_back{root, lent};
+  root.grad = std::move(lent);
   root.has_grad = root.grad_is_borrowed = true;
-  GiveBack give_back{root, lent};
   run_node(root);
+  root_ran = true;
 }
 
 void run_backward(NodeBase& root, const Tensor* grad_output, bool retain_graph) {
@@ -122,24 +103,19 @@ void run_backward(NodeBase& root, const Tensor* grad_output, bool retain_graph) 
                      shape_str(root.shape()));
   }
 
-  WalkLists& spare = spare_lists();
-  std::vector<NodeBase*> order = topological_order(&root, spare);
+  WalkLists& lists = walk_lists();
+  std::vector<NodeBase*> order = topological_order(&root, lists);
   for (NodeBase* node : order)
     if (node->graph_freed)
       throw GraphError(std::string("backward: the graph through '") + node->op +
                        "' was already freed by an earlier backward(); call the first backward(retain_graph=true)");
 
-  auto next = order.rbegin();  // the root: every other node comes before it in `order`
-  if (grad_output && can_borrow_seed(root, *grad_output)) {
-    ATTN_DISPATCH(root.dtype(), run_on_borrowed_seed, root, *grad_output);
-    ++next;  // the root's backward has run
-  } else if (grad_output) {
-    ATTN_DISPATCH(root.dtype(), seed, root, *grad_output);
-  } else {
-    root.seed_grad_with_ones();
-  }
+  bool root_ran = false;
+  if (grad_output) ATTN_DISPATCH(root.dtype(), run_root_on, root, *grad_output, root_ran);
+  else root.seed_grad_with_ones();  // d root / d root = 1
 
-  for (auto it = next; it != order.rend(); ++it) {
+  // The root is last in `order`; every node's gradient is complete when its turn comes.
+  for (auto it = order.rbegin() + (root_ran ? 1 : 0); it != order.rend(); ++it) {
     NodeBase* node = *it;
     if (node->is_leaf) continue;
     run_node(*node);
@@ -149,7 +125,7 @@ void run_backward(NodeBase& root, const Tensor* grad_output, bool retain_graph) 
   if (!retain_graph)
     for (NodeBase* node : order)
       if (!node->is_leaf) node->free_graph();
-  spare.order = std::move(order);  // for the next backward on this thread
+  lists.order = std::move(order);  // for the next backward on this thread
 }
 
 }  // namespace

@@ -39,4 +39,8 @@ template <class T> constexpr Dtype dtype_of();
 template <> constexpr Dtype dtype_of<float>() { return Dtype::Float32; }
 template <> constexpr Dtype dtype_of<double>() { return Dtype::Float64; }
 
+// Calls f<float>() or f<double>() to match `dtype`: how every op handles both scalar types.
+#define ATTN_DISPATCH(dtype, fn, ...) \
+  ((dtype) == ::attn::Dtype::Float32 ? fn<float>(__VA_ARGS__) : fn<double>(__VA_ARGS__))
+
 }  // namespace attn

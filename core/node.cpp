@@ -1,7 +1,5 @@
 #include "node.hpp"
 
-#include "ops/layout.hpp"
-
 #include <atomic>
 
 namespace attn {
@@ -32,26 +30,5 @@ NodeBase::~NodeBase() {
 }
 
 long NodeBase::live_count() { return g_live_nodes.load(); }
-
-// Position i of g (row-major) was copied from position offset(i) of the small
-// array, where a broadcast dim (size 1, or missing in front) does not move the
-// offset: broadcast_to's walk (ops/layout.hpp). Its adjoint adds g there.
-template <class T>
-xt::xarray<T> sum_to_shape(const xt::xarray<T>& g, const Shape& shape) {
-  const Shape g_shape(g.shape().begin(), g.shape().end());
-  if (g_shape == shape) return copy_of(g);
-  const std::size_t lead = g_shape.size() - shape.size();
-  const Shape strides = strides_of(shape);
-  Shape step(g_shape.size(), 0);
-  for (std::size_t d = lead; d < g_shape.size(); ++d)
-    if (shape[d - lead] != 1) step[d] = strides[d - lead];
-  xt::xarray<T> summed = filled(shape, T(0));
-  std::size_t i = 0;
-  walk(g_shape, step, [&](std::size_t offset) { summed.flat(offset) += g.flat(i++); });
-  return summed;
-}
-
-template xt::xarray<float> sum_to_shape(const xt::xarray<float>&, const Shape&);
-template xt::xarray<double> sum_to_shape(const xt::xarray<double>&, const Shape&);
 
 }  // namespace attn

@@ -9,7 +9,7 @@
 
 #include "config.hpp"
 #include "errors.hpp"
-#include "vecmath.hpp"
+#include "kernels.hpp"
 
 #include <xtensor/xmath.hpp>
 
@@ -54,9 +54,8 @@ class NodeBase {
   static long live_count();
 };
 
-// An array of `shape` with every value `value`: one plain fill. (Assigning
-// xt::zeros or xt::ones goes through a broadcast expression, 4x slower for a
-// [32, 512] array; gradient buffers are filled this way at every step.)
+// An array of `shape` with every value `value`: one plain fill (cheaper than
+// assigning xt::zeros, a broadcast expression).
 template <class T, class S>
 xt::xarray<T> filled(const S& shape, T value) {
   xt::xarray<T> a = xt::xarray<T>::from_shape(shape);
@@ -64,29 +63,25 @@ xt::xarray<T> filled(const S& shape, T value) {
   return a;
 }
 
-// An array with no values, shape [0]. Use it for an array that may stay
-// unused: xt::xarray's default constructor allocates room for one value (a 0-d
-// array), a malloc and a free for nothing in every node and every op that
-// declares a scratch array.
+// An array with no values, shape [0], for one that may stay unused
+// (xt::xarray's default constructor allocates room for one value).
 template <class T>
 xt::xarray<T> empty_array() {
   return xt::xarray<T>::from_shape(std::array<std::size_t, 1>{0});
 }
 
-// A copy of `a`. Copying an xt::xarray calls memcpy, which glibc makes 20 times
-// slower on some CPUs for arrays that malloc placed one after the other;
-// vecmath::copy is not (core/vecmath.hpp says why).
+// A copy of `a`, through the backend's copy kernel (memcpy is slow for some
+// placements of the two arrays: docs/benchmarks.md).
 template <class T>
 xt::xarray<T> copy_of(const xt::xarray<T>& a) {
   xt::xarray<T> c = xt::xarray<T>::from_shape(a.shape());
-  vecmath::copy(a.data(), c.data(), a.size());
+  kernels::copy(a.data(), c.data(), a.size());
   return c;
 }
 
 // The gradient g of an output broadcast from `shape`, summed back down to `shape`:
 // backward of broadcasting sums over every axis that broadcasting stretched.
-// (core/node.cpp, for float and double: the adjoint of broadcast_to, walking
-// the same positions and adding where broadcast_to copies.)
+// (Defined in core/ops/shape.cpp, next to expand, whose backward it is.)
 template <class T>
 xt::xarray<T> sum_to_shape(const xt::xarray<T>& g, const Shape& shape);
 
@@ -96,7 +91,6 @@ class Node final : public NodeBase {
   using Array = xt::xarray<T>;
   using BackwardFn = std::function<void(Node<T>&)>;
 
-  // value is moved in: moving an xt::xarray swaps its shape and strides value by value.
   Node(const char* op, Array&& value, bool requires_grad, bool is_leaf)
       : NodeBase(op, requires_grad, is_leaf), value(std::move(value)) {}
 
@@ -144,16 +138,6 @@ class Node final : public NodeBase {
   }
 
   bool input_requires_grad(std::size_t i) const { return inputs[i]->requires_grad; }
-
-  // Input i's gradient array, for an op that adds its share straight into it
-  // (no temporary, no second pass): zeros of the input's shape if it has none yet.
-  // Only when input_requires_grad(i).
-  Array& input_grad_buffer(std::size_t i) {
-    Node<T>& in = input(i);
-    if (!in.has_grad) in.grad = filled(in.value.shape(), T(0));
-    in.has_grad = true;
-    return in.grad;
-  }
 
   // This node's gradient, for a backward function's last use of it: moved out
   // (no copy), since the engine drops it right after backward, unless the user

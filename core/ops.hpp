@@ -1,5 +1,7 @@
 // Every differentiable op of attn, with PyTorch's names and numpy's broadcasting.
 // Each op's forward and backward live side by side in core/ops/<family>.cpp.
+// The fused ops (layer_norm, masked_softmax, the LSTM ops, additive_score,
+// split/merge_heads) are declared in core/backend/fused.hpp; attn.hpp has both.
 // Dims may be negative (-1 is the last). Bad shapes throw attn::ShapeError.
 #pragma once
 
@@ -57,52 +59,15 @@ Tensor logsumexp(const Tensor& x, long dim, bool keepdim = false);        // sta
 // ---- softmax (core/ops/softmax.cpp) ------------------------------------------
 Tensor softmax(const Tensor& x, long dim);      // stable: no NaN for inputs of 1000
 Tensor log_softmax(const Tensor& x, long dim);
-// Fused: 0 where mask (broadcast to x) is true, a softmax over the rest, all 0 on a lane
-// blocked entirely. nn::masked_softmax (nn/attention/masks.hpp) explains it, composed.
-Tensor masked_softmax(const Tensor& x, const Mask& mask, long dim);
 
-// ---- normalization (core/ops/norm.cpp) ----------------------------------------
-// Each row of the last dims `normalized_shape` to zero mean and unit variance,
-// then * weight + bias (either may be undefined), as F.layer_norm. One fused op.
-Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight = Tensor(),
-                  const Tensor& bias = Tensor(), double eps = 1e-5);
-
-// ---- the LSTM cell's pointwise step (core/ops/lstm.cpp), fused --------------
-// gates [B, 4H]: the pre-activations of gates i, f, g, o side by side (PyTorch's order).
-Tensor lstm_cell_c(const Tensor& gates, const Tensor& c);      // c' = sigmoid(f) * c + sigmoid(i) * tanh(g)
-Tensor lstm_cell_h(const Tensor& gates, const Tensor& c_new);  // h' = sigmoid(o) * tanh(c')
-
-// ---- an LSTM layer over a whole sequence (core/ops/lstm_sequence.cpp), fused ---
-// What nn::LSTM runs. Direction d starts from h0, c0 [B, H] and, at each time t
-// (t = 0 .. T-1, or T-1 .. 0 when reverse), takes
-//   gates = xw[t] + h W_hh^T  (xw [T, B, 4H]: x W_ih^T + b_ih + b_hh for every step)
-// through lstm_cell_c and lstm_cell_h. Steps at or after lengths[b] are padding for
-// sequence b: its state passes through unchanged and its output there is 0.
-// Returns [T + 2, B, D * H]: rows 0 .. T-1 the outputs h of every step, direction d
-// in columns d*H .. d*H + H-1; row T the final h, row T + 1 the final c.
-// The directions run on separate threads at once.
-struct LSTMDirection {
-  Tensor xw;         // [T, B, 4H]
-  Tensor h0, c0;     // [B, H]
-  Tensor weight_hh;  // [4H, H]
-  bool reverse = false;
-};
-Tensor lstm_sequence(const std::vector<LSTMDirection>& directions, const std::vector<std::int64_t>& lengths = {});
-
-// ---- Bahdanau's additive score (core/ops/additive.cpp), fused -----------------
-// e[b, i, j] = v . tanh(q[b, i] + k[b, j]) for q [B, Tq, A], k [B, Tk, A], v [A]: [B, Tq, Tk].
-// Composed: matmul(tanh(unsqueeze(q, 2) + unsqueeze(k, 1)), v), in one pass instead of five.
-Tensor additive_score(const Tensor& q, const Tensor& k, const Tensor& v);
-
-// ---- matrix products (core/ops/matmul.cpp, through OpenBLAS gemm) ------------
+// ---- matrix products (core/ops/matmul.cpp) -----------------------------------
 // numpy semantics: 1-D x 1-D is a dot product; 2-D x 2-D a matrix product;
 // N-D operands are stacks of matrices with broadcast batch dims.
 Tensor matmul(const Tensor& a, const Tensor& b);
 // x [..., in] times weight [out, in] transposed, plus bias [out]: y [..., out].
-// One gemm with weight transposed by the BLAS flag, not by a copy. The bias may
-// also be a whole [..., out] array (x at least 2-D) that the product is added
-// onto, as PyTorch's addmm(bias, x, weight.t()): an RNN step's h W_hh^T added to
-// the input's share of the gates, in one op.
+// The bias may also be a whole [..., out] array (x at least 2-D) that the product
+// is added onto, as PyTorch's addmm(bias, x, weight.t()): an RNN step's h W_hh^T
+// added to the input's share of the gates.
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor());
 
 // ---- shapes (core/ops/shape.cpp) ---------------------------------------------
@@ -118,9 +83,6 @@ std::vector<Tensor> chunk(const Tensor& x, std::size_t chunks, long dim);
 Tensor narrow(const Tensor& x, long dim, std::size_t start, std::size_t length);
 Tensor select(const Tensor& x, long dim, long index);  // removes dim: x[:, t] for dim 1
 Tensor expand(const Tensor& x, const Shape& shape);     // broadcast to shape (copy)
-// Multi-head attention's rearrangements, each one copy (reshape + transpose would be two):
-Tensor split_heads(const Tensor& x, std::size_t num_heads);  // [B, T, H * d] -> [B, H, T, d]
-Tensor merge_heads(const Tensor& x);                         // [B, H, T, d] -> [B, T, H * d]
 
 // ---- indexing and masks (core/ops/index.cpp) ---------------------------------
 Tensor index_select(const Tensor& x, long dim, const Index& index);

@@ -10,16 +10,12 @@
 // node pointers, so the graph never keeps itself alive.
 #pragma once
 
-#include "profiler.hpp"
+#include "kernels.hpp"
 #include "tensor.hpp"
 
 #include <initializer_list>
 
 namespace attn {
-
-// Calls f<float>() or f<double>() to match `dtype`: how every op handles both scalar types.
-#define ATTN_DISPATCH(dtype, fn, ...) \
-  ((dtype) == ::attn::Dtype::Float32 ? fn<float>(__VA_ARGS__) : fn<double>(__VA_ARGS__))
 
 // Throws unless every tensor is defined and of the same dtype.
 void check_inputs(const char* op, std::initializer_list<const Tensor*> inputs);
@@ -39,7 +35,7 @@ Tensor record_node(const char* op, xt::xarray<T>&& value, const Inputs& inputs,
     for (const Tensor& in : inputs) node->inputs.push_back(in.node());
     node->backward_fn = std::move(backward);
   }
-  if (profiler::detail::on) profiler::forward_recorded(op);
+  if (profiler::detail::on) profiler::forward_recorded(op);  // (core/backend/profiler.hpp)
   return Tensor(std::move(node));
 }
 

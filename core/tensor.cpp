@@ -1,7 +1,5 @@
 #include "tensor.hpp"
 
-#include "record.hpp"
-
 #include <xtensor/xio.hpp>
 
 #include <ostream>
@@ -93,34 +91,9 @@ namespace {
 template <class T>
 Tensor detach_as(const Tensor& t) { return Tensor(t.data<T>()); }
 
-template <class From, class To>
-Tensor cast(const Tensor& x) {
-  xt::xarray<To> y = xt::cast<To>(x.data<From>());
-  return record<To>("to", std::move(y), {x}, [](Node<To>& out) {
-    // d to(x)/dx = 1, cast back to the input's scalar type
-    auto& in = static_cast<Node<From>&>(*out.inputs[0]);
-    if (in.requires_grad) in.accumulate_grad(xt::cast<From>(out.grad));
-  });
-}
 }  // namespace
 
 Tensor Tensor::detach() const { return ATTN_DISPATCH(dtype(), detach_as, *this); }
-
-Tensor Tensor::to(Dtype target) const {
-  if (target == dtype()) return *this;
-  return target == Dtype::Float32 ? cast<double, float>(*this) : cast<float, double>(*this);
-}
-
-void check_inputs(const char* op, std::initializer_list<const Tensor*> inputs) {
-  const Tensor* first = nullptr;
-  for (const Tensor* t : inputs) {
-    if (!t->defined()) throw ValueError(std::string(op) + ": an input tensor is undefined");
-    if (first && t->dtype() != first->dtype())
-      throw ValueError(std::string(op) + ": inputs must share a dtype, got " + dtype_name(first->dtype()) +
-                       " and " + dtype_name(t->dtype()) + " (convert one with .to())");
-    if (!first) first = t;
-  }
-}
 
 Tensor tensor(const xt::xarray<double>& values, bool requires_grad, Dtype dtype) {
   if (dtype == Dtype::Float64) return Tensor(values, requires_grad);

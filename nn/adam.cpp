@@ -1,7 +1,7 @@
 // Adam and AdamW, following torch.optim's _single_tensor_adam(w) term by term.
 #include "optim.hpp"
 
-#include "../core/parallel.hpp"
+#include "../core/backend/parallel.hpp"
 #include "../core/record.hpp"
 
 #include <cmath>
@@ -63,7 +63,7 @@ void adam_update(Tensor& param, Tensor& exp_avg, Tensor& exp_avg_sq, long step, 
   s.step_size = static_cast<T>(o.lr / bias_correction1);
   s.sqrt_bc2 = static_cast<T>(std::sqrt(bias_correction2));
   s.eps = static_cast<T>(o.eps);
-  // A big parameter is shared out over attn's threads (core/parallel.hpp).
+  // A big parameter is shared out over attn's threads (core/backend/parallel.hpp).
   parallel_for(p.size(), kValuesPerShare, [&](std::size_t begin, std::size_t end) {
     adam_values(p.data(), m.data(), v.data(), grad.data(), begin, end, s);
   });

@@ -1,5 +1,6 @@
 #include "layer_norm.hpp"
 
+#include "../core/backend/fused.hpp"
 #include "../core/ops.hpp"
 
 #include <sstream>
@@ -26,7 +27,7 @@ Tensor LayerNorm::forward(const Tensor& x) const {
   if (shape.size() < k || !std::equal(normalized_shape.begin(), normalized_shape.end(), shape.end() - k))
     throw ShapeError("LayerNorm: expected input [..., " + shape_str(normalized_shape).substr(1) + ", got " +
                      shape_str(shape));
-  // One fused op (core/ops/norm.cpp): (x - mean) / sqrt(var + eps) * weight + bias over the last k dims
+  // One fused op (core/backend/layer_norm.cpp): (x - mean) / sqrt(var + eps) * weight + bias over the last k dims
   // (without elementwise_affine, weight and bias are undefined: layer_norm then skips them)
   return layer_norm(x, normalized_shape, weight, bias, eps);
 }

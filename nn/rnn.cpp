@@ -1,5 +1,6 @@
 #include "rnn.hpp"
 
+#include "../core/backend/fused.hpp"
 #include "../core/ops.hpp"
 
 #include <algorithm>
@@ -82,7 +83,7 @@ LSTMOutput run_direction(Mode mode, Nonlinearity nonlinearity, const Tensor& x, 
 }
 
 // One LSTM layer, all its directions at once, as the fused op lstm_sequence
-// (core/ops/lstm_sequence.cpp): the same steps as lstm_step (rnn_cell.hpp) with the
+// (core/backend/lstm_sequence.cpp): the same steps as lstm_step (rnn_cell.hpp) with the
 // same padding rule, run as one op whose backward computes W_hh's gradient in one
 // product over all steps, and whose directions run on two threads at once.
 // Returns the output [T, B, D * H] and each direction's final h and c [B, H].

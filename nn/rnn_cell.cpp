@@ -1,5 +1,6 @@
 #include "rnn_cell.hpp"
 
+#include "../core/backend/fused.hpp"
 #include "../core/ops.hpp"
 
 #include <cmath>
@@ -20,7 +21,7 @@ Tensor rnn_step(const Tensor& xw, const Tensor& h, const Tensor& weight_hh, Nonl
 LSTMState lstm_step(const Tensor& xw, const LSTMState& state, const Tensor& weight_hh) {
   // xw + h W_hh^T [B, 4H]: one product for all four gates i, f, g, o, added onto xw
   Tensor gates = linear(state.h, weight_hh, xw);
-  // Two fused ops (core/ops/lstm.cpp), equal to chunk(gates, 4, 1) and then
+  // Two fused ops (core/backend/lstm_cell.cpp), equal to chunk(gates, 4, 1) and then
   //   c = sigmoid(f) * c + sigmoid(i) * tanh(g),   h = sigmoid(o) * tanh(c)
   Tensor c = lstm_cell_c(gates, state.c);  // [B, H]
   return {lstm_cell_h(gates, c), c};

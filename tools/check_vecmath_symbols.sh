@@ -1,6 +1,6 @@
 #!/bin/sh
 # Checks that a vecmath static library compiled with wider instruction flags
-# (core/vecmath/avx2.cpp, avx512.cpp) shares no function with the rest of
+# (core/backend/vecmath/avx2.cpp, avx512.cpp) shares no function with the rest of
 # libattn: every weak (inline or template) symbol it defines must name its
 # instruction set. A shared one, say an inline helper compiled with AVX-512,
 # could be the copy the linker keeps, and crash an older CPU. Run by `meson test`.

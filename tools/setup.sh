@@ -13,7 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(g++ pkg-config meson ninja-build cmake python3
-          libxtensor-dev libxsimd-dev libopenblas-dev doctest-dev
+          libxtensor-dev libxsimd-dev libxtensor-blas-dev libopenblas-dev doctest-dev
           nlohmann-json3-dev libzip-dev libcli11-dev graphviz)
 with_corpus=""
 for arg in "$@"; do

@@ -3,7 +3,7 @@
 // over the broadcast axes.
 #include "../ops.hpp"
 #include "../record.hpp"
-#include "../vecmath.hpp"
+#include "../kernels.hpp"
 #include "layout.hpp"
 
 #include <xtensor/xmath.hpp>
@@ -25,8 +25,8 @@ std::optional<Shape> broadcast_target(const char* op, const Tensor& a, const Ten
 // v as an array of the target shape: v itself if it has that shape (or there is no
 // target), else its broadcast copy, kept in `copy`. xtensor could broadcast v lazily
 // inside the expression, but its strided loop over a stretched [..., 1] operand is
-// some 20x slower than this contiguous copy (layout.hpp) followed by a plain,
-// vectorized loop. (`copy` stays empty, no array built, when v needs no stretching.)
+// much slower than this contiguous copy (layout.hpp) followed by a plain,
+// vectorized loop (docs/benchmarks.md). (`copy` stays empty, no array built, when v needs no stretching.)
 template <class T>
 const xt::xarray<T>& stretched(const xt::xarray<T>& v, const std::optional<Shape>& shape,
                                std::optional<xt::xarray<T>>& copy) {
@@ -150,7 +150,7 @@ Tensor pow_(const Tensor& x, double exponent) {
 template <class T>
 Tensor exp_(const Tensor& x) {
   xt::xarray<T> y = xt::xarray<T>::from_shape(x.data<T>().shape());
-  vecmath::exp(x.data<T>().data(), y.data(), y.size());  // (vecmath.hpp: the widest SIMD the CPU has)
+  kernels::exp(x.data<T>().data(), y.data(), y.size());
   return record<T>("exp", std::move(y), {x}, [](Node<T>& out) {
     // d exp(x)/dx = exp(x)
     out.add_to_input_grad(0, out.grad * out.value);
@@ -187,7 +187,7 @@ Tensor abs_(const Tensor& x) {
 template <class T>
 Tensor tanh_(const Tensor& x) {
   xt::xarray<T> y = xt::xarray<T>::from_shape(x.data<T>().shape());
-  vecmath::tanh(x.data<T>().data(), y.data(), y.size());  // (vecmath.hpp: the widest SIMD the CPU has)
+  kernels::tanh(x.data<T>().data(), y.data(), y.size());
   return record<T>("tanh", std::move(y), {x}, [](Node<T>& out) {
     // d tanh(x)/dx = 1 - tanh(x)^2
     out.add_to_input_grad(0, out.grad * (T(1) - out.value * out.value));
@@ -197,7 +197,7 @@ Tensor tanh_(const Tensor& x) {
 template <class T>
 Tensor sigmoid_(const Tensor& x) {
   xt::xarray<T> y = xt::xarray<T>::from_shape(x.data<T>().shape());
-  vecmath::sigmoid(x.data<T>().data(), y.data(), y.size());  // (vecmath.hpp: the widest SIMD the CPU has)
+  kernels::sigmoid(x.data<T>().data(), y.data(), y.size());
   return record<T>("sigmoid", std::move(y), {x}, [](Node<T>& out) {
     // d sigmoid(x)/dx = sigmoid(x) * (1 - sigmoid(x))
     out.add_to_input_grad(0, out.grad * out.value * (T(1) - out.value));
@@ -230,7 +230,32 @@ Tensor gelu_(const Tensor& x) {
   });
 }
 
+template <class From, class To>
+Tensor cast(const Tensor& x) {
+  xt::xarray<To> y = xt::cast<To>(x.data<From>());
+  return record<To>("to", std::move(y), {x}, [](Node<To>& out) {
+    // d to(x)/dx = 1, cast back to the input's scalar type
+    auto& in = static_cast<Node<From>&>(*out.inputs[0]);
+    if (in.requires_grad) in.accumulate_grad(xt::cast<From>(out.grad));
+  });
+}
 }  // namespace
+
+Tensor Tensor::to(Dtype target) const {
+  if (target == dtype()) return *this;
+  return target == Dtype::Float32 ? cast<double, float>(*this) : cast<float, double>(*this);
+}
+
+void check_inputs(const char* op, std::initializer_list<const Tensor*> inputs) {
+  const Tensor* first = nullptr;
+  for (const Tensor* t : inputs) {
+    if (!t->defined()) throw ValueError(std::string(op) + ": an input tensor is undefined");
+    if (first && t->dtype() != first->dtype())
+      throw ValueError(std::string(op) + ": inputs must share a dtype, got " + dtype_name(first->dtype()) +
+                       " and " + dtype_name(t->dtype()) + " (convert one with .to())");
+    if (!first) first = t;
+  }
+}
 
 Tensor add(const Tensor& a, const Tensor& b) { check_inputs("add", {&a, &b}); return ATTN_DISPATCH(a.dtype(), add_, a, b); }
 Tensor sub(const Tensor& a, const Tensor& b) { check_inputs("sub", {&a, &b}); return ATTN_DISPATCH(a.dtype(), sub_, a, b); }

@@ -53,7 +53,7 @@ Tensor slice_(const Tensor& x, std::size_t dim, std::size_t start, std::size_t l
     // added straight into x's gradient: a loop that takes one slice per step (an
     // RNN over time) then costs O(slice) per step in backward, not O(x).
     if (!out.input_requires_grad(0)) return;
-    add_slab(out.grad.data(), length, 0, out.input_grad_buffer(0).data(), b.n, start, length, b.outer, b.inner);
+    add_slab(out.grad.data(), length, 0, input_grad_buffer(out, 0).data(), b.n, start, length, b.outer, b.inner);
   });
 }
 

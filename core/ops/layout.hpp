@@ -12,7 +12,8 @@
 #pragma once
 
 #include "../errors.hpp"
-#include "../vecmath.hpp"
+#include "../kernels.hpp"
+#include "../node.hpp"
 
 #include <xtensor/xarray.hpp>
 
@@ -35,12 +36,11 @@ Blocks blocks_around(const S& shape, std::size_t dim) {
   return b;
 }
 
-// to[i] = from[i] for i < n: vecmath::copy for float and double (glibc's memcpy,
-// which std::copy calls, is 20 times slower on some CPUs: core/vecmath.hpp),
-// std::copy for masks and indices.
+// to[i] = from[i] for i < n: the copy kernel for float and double (as copy_of,
+// node.hpp), std::copy for masks and indices.
 template <class T>
 void copy_values(const T* from, std::size_t n, T* to) {
-  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) vecmath::copy(from, to, n);
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) kernels::copy(from, to, n);
   else std::copy(from, from + n, to);
 }
 
@@ -54,6 +54,17 @@ void copy_slab(const T* src, std::size_t src_n, std::size_t src_start, T* dst, s
     const T* from = src + (o * src_n + src_start) * inner;
     copy_values(from, len * inner, dst + (o * dst_n + dst_start) * inner);
   }
+}
+
+// Input i's gradient array, for an op that adds its share straight into it (no
+// temporary, no second pass; a slice adds O(slice), not O(x)): zeros of the
+// input's shape if it has none yet. Only when out.input_requires_grad(i).
+template <class T>
+xt::xarray<T>& input_grad_buffer(Node<T>& out, std::size_t i) {
+  Node<T>& in = out.input(i);
+  if (!in.has_grad) in.grad = filled(in.value.shape(), T(0));
+  in.has_grad = true;
+  return in.grad;
 }
 
 // The same, adding into dst instead of overwriting it (scatter-add in backward).
@@ -132,6 +143,41 @@ inline Shape strides_of(const Shape& shape) {
   Shape strides(shape.size(), 1);
   for (std::size_t d = shape.size(); d-- > 1;) strides[d - 1] = strides[d] * shape[d];
   return strides;
+}
+
+// Output dim i is input dim perm[i], as PyTorch's permute: y.shape[i] = x.shape[perm[i]].
+// Walks the output row-major; one step along output dim d is one step along
+// input dim perm[d], i.e. x's stride of that dim (walk, above).
+// x's values are read as an array of `in_shape` (the same number of values):
+// a reshape and a permute in one copy.
+template <class T>
+xt::xarray<T> permuted(const xt::xarray<T>& x, const Shape& in_shape, const std::vector<std::size_t>& perm) {
+  const Shape in_strides = strides_of(in_shape);
+  Shape shape, step;
+  for (std::size_t p : perm) {
+    shape.push_back(in_shape[p]);
+    step.push_back(in_strides[p]);
+  }
+  xt::xarray<T> y = xt::xarray<T>::from_shape(shape);
+  T* out = y.data();
+  const T* in = x.data();
+  if (!shape.empty() && step.back() == 1) {
+    // The last dim stays last (transpose(x, 1, 2), split_heads): copy whole runs.
+    const std::size_t run = shape.back();
+    walk(Shape(shape.begin(), shape.end() - 1), Shape(step.begin(), step.end() - 1),
+         [&](std::size_t offset) {
+           copy_values(in + offset, run, out);
+           out += run;
+         });
+    return y;
+  }
+  walk(shape, step, [&](std::size_t offset) { *out++ = in[offset]; });
+  return y;
+}
+
+template <class T>
+xt::xarray<T> permuted(const xt::xarray<T>& x, const std::vector<std::size_t>& perm) {
+  return permuted(x, Shape(x.shape().begin(), x.shape().end()), perm);
 }
 
 // A contiguous copy of `a` broadcast to `shape` (numpy's rules, already checked).

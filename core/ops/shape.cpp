@@ -1,7 +1,6 @@
 // Ops that rearrange values without computing anything: transpose, permute,
-// reshape, unsqueeze, squeeze, expand, and multi-head attention's split_heads
-// and merge_heads. Each returns a new contiguous row-major
-// array; its backward puts the gradient back into the input's layout.
+// reshape, unsqueeze, squeeze and expand. Each returns a new contiguous
+// row-major array; its backward puts the gradient back into the input's layout.
 #include "../ops.hpp"
 #include "../record.hpp"
 #include "layout.hpp"
@@ -16,41 +15,6 @@ std::string dims_str(const std::vector<long>& dims) {
   std::string s = "[";
   for (std::size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + std::to_string(dims[i]);
   return s + "]";
-}
-
-// Output dim i is input dim perm[i], as PyTorch's permute: y.shape[i] = x.shape[perm[i]].
-// Walks the output row-major; one step along output dim d is one step along
-// input dim perm[d], i.e. x's stride of that dim (walk, layout.hpp).
-// x's values are read as an array of `in_shape` (the same number of values):
-// a reshape and a permute in one copy.
-template <class T>
-xt::xarray<T> permuted(const xt::xarray<T>& x, const Shape& in_shape, const std::vector<std::size_t>& perm) {
-  const Shape in_strides = strides_of(in_shape);
-  Shape shape, step;
-  for (std::size_t p : perm) {
-    shape.push_back(in_shape[p]);
-    step.push_back(in_strides[p]);
-  }
-  xt::xarray<T> y = xt::xarray<T>::from_shape(shape);
-  T* out = y.data();
-  const T* in = x.data();
-  if (!shape.empty() && step.back() == 1) {
-    // The last dim stays last (split_heads, merge_heads, transpose(x, 1, 2)): copy whole runs.
-    const std::size_t run = shape.back();
-    walk(Shape(shape.begin(), shape.end() - 1), Shape(step.begin(), step.end() - 1),
-         [&](std::size_t offset) {
-           copy_values(in + offset, run, out);
-           out += run;
-         });
-    return y;
-  }
-  walk(shape, step, [&](std::size_t offset) { *out++ = in[offset]; });
-  return y;
-}
-
-template <class T>
-xt::xarray<T> permuted(const xt::xarray<T>& x, const std::vector<std::size_t>& perm) {
-  return permuted(x, Shape(x.shape().begin(), x.shape().end()), perm);
 }
 
 template <class T>
@@ -72,22 +36,6 @@ Tensor reshape_(const Tensor& x, const Shape& shape, const char* op) {
   return record<T>(op, std::move(y), {x}, [](Node<T>& out) {
     // d reshape(x)/dx = identity on the row-major order: the gradient takes x's shape back
     xt::xarray<T> g = out.take_grad();
-    g.reshape(out.input(0).shape());
-    out.add_to_input_grad(0, std::move(g));
-  });
-}
-
-// [B, T, H * d] read as [B, T, H, d] and permuted to [B, H, T, d] (dims 0, 2, 1, 3), or back.
-template <class T>
-Tensor heads_(const Tensor& x, const Shape& read_as, const Shape& out_shape, const char* op) {
-  const std::vector<std::size_t> swap_1_2{0, 2, 1, 3};  // its own inverse
-  xt::xarray<T> y = permuted(x.data<T>(), read_as, swap_1_2);
-  y.reshape(out_shape);
-  // The output read as 4-d: [B, H, T, d] (split) or [B, T, H, d] (merge), read_as with dims 1, 2 swapped.
-  const Shape out_as{read_as[0], read_as[2], read_as[1], read_as[3]};
-  return record<T>(op, std::move(y), {x}, [swap_1_2, out_as](Node<T>& out) {
-    // a permutation only moves values: the gradient, read as 4-d, moves back by the same swap
-    xt::xarray<T> g = permuted(out.grad, out_as, swap_1_2);
     g.reshape(out.input(0).shape());
     out.add_to_input_grad(0, std::move(g));
   });
@@ -173,26 +121,6 @@ Tensor squeeze(const Tensor& x, long dim) {
   return ATTN_DISPATCH(x.dtype(), reshape_, x, shape, "squeeze");
 }
 
-Tensor split_heads(const Tensor& x, std::size_t num_heads) {
-  check_inputs("split_heads", {&x});
-  const Shape s = x.shape();
-  if (s.size() != 3 || num_heads == 0 || s[2] % num_heads != 0)
-    throw ShapeError("split_heads: expected x [B, T, E] with E a multiple of num_heads = " +
-                     std::to_string(num_heads) + ", got " + shape_str(s));
-  const std::size_t B = s[0], T = s[1], H = num_heads, d = s[2] / num_heads;
-  // [B, T, E] read as [B, T, H, d] -> [B, H, T, d]
-  return ATTN_DISPATCH(x.dtype(), heads_, x, Shape{B, T, H, d}, Shape{B, H, T, d}, "split_heads");
-}
-
-Tensor merge_heads(const Tensor& x) {
-  check_inputs("merge_heads", {&x});
-  const Shape s = x.shape();
-  if (s.size() != 4) throw ShapeError("merge_heads: expected x [B, H, T, d], got " + shape_str(s));
-  const std::size_t B = s[0], H = s[1], T = s[2], d = s[3];
-  // [B, H, T, d] -> [B, T, H, d] read as [B, T, E]
-  return ATTN_DISPATCH(x.dtype(), heads_, x, s, Shape{B, T, H * d}, "merge_heads");
-}
-
 Tensor expand(const Tensor& x, const Shape& shape) {
   check_inputs("expand", {&x});
   const Shape in = x.shape();
@@ -206,5 +134,26 @@ Tensor expand(const Tensor& x, const Shape& shape) {
                      " (each dim must match or be 1, aligned from the right)");
   return ATTN_DISPATCH(x.dtype(), expand_, x, shape);
 }
+
+// Position i of g (row-major) was copied from position offset(i) of the small
+// array, where a broadcast dim (size 1, or missing in front) does not move the
+// offset: broadcast_to's walk (layout.hpp). Its adjoint adds g there.
+template <class T>
+xt::xarray<T> sum_to_shape(const xt::xarray<T>& g, const Shape& shape) {
+  const Shape g_shape(g.shape().begin(), g.shape().end());
+  if (g_shape == shape) return copy_of(g);
+  const std::size_t lead = g_shape.size() - shape.size();
+  const Shape strides = strides_of(shape);
+  Shape step(g_shape.size(), 0);
+  for (std::size_t d = lead; d < g_shape.size(); ++d)
+    if (shape[d - lead] != 1) step[d] = strides[d - lead];
+  xt::xarray<T> summed = filled(shape, T(0));
+  std::size_t i = 0;
+  walk(g_shape, step, [&](std::size_t offset) { summed.flat(offset) += g.flat(i++); });
+  return summed;
+}
+
+template xt::xarray<float> sum_to_shape(const xt::xarray<float>&, const Shape&);
+template xt::xarray<double> sum_to_shape(const xt::xarray<double>&, const Shape&);
 
 }  // namespace attn

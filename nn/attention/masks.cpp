@@ -1,6 +1,7 @@
 // Masks and the masked softmax (the convention is in masks.hpp).
 #include "masks.hpp"
 
+#include "../../core/backend/fused.hpp"
 #include "../../core/ops.hpp"
 
 #include <xtensor/xbuilder.hpp>

@@ -2,6 +2,7 @@
 
 #include "../init.hpp"
 
+#include "../../core/backend/fused.hpp"
 #include "../../core/ops.hpp"
 
 #include <cmath>

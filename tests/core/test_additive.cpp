@@ -3,7 +3,7 @@
 // differences, at several thread counts, and with bad shapes.
 #include "../helpers.hpp"
 
-#include "core/parallel.hpp"
+#include "core/backend/parallel.hpp"
 
 using attn::Tensor;
 using Inputs = std::vector<Tensor>;

@@ -4,7 +4,7 @@
 // finite differences; at 1 and 2 threads; and its errors.
 #include "../helpers.hpp"
 
-#include "core/parallel.hpp"
+#include "core/backend/parallel.hpp"
 
 using attn::LSTMDirection;
 using attn::Tensor;

@@ -4,9 +4,9 @@
 // values to rounding at any number of threads.
 #include "../helpers.hpp"
 
-#include "core/blas.hpp"
-#include "core/parallel.hpp"
-#include "core/vecmath.hpp"
+#include "core/backend/blas.hpp"
+#include "core/backend/parallel.hpp"
+#include "core/backend/vecmath.hpp"
 
 #include <algorithm>
 #include <array>

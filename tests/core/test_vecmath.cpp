@@ -3,7 +3,7 @@
 // copies are tested wherever the machine has them, not only the one in use.
 #include "../helpers.hpp"
 
-#include "core/vecmath.hpp"
+#include "core/backend/vecmath.hpp"
 
 #include <cmath>
 #include <limits>

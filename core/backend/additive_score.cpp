@@ -16,11 +16,15 @@
 //   dL/dp[b,i,j] = G[b,i,j] v * (1 - t[b,i,j]^2)         (p = q_i + k_j; d tanh(p)/dp = 1 - tanh(p)^2)
 //   dL/dq[b,i] = sum over j of dL/dp[b,i,j],   dL/dk[b,j] = sum over i of dL/dp[b,i,j]
 // tests/core/test_additive.cpp checks values and gradients against the composed ops.
-#include "../blas.hpp"
+#include "fused.hpp"
+
+#include "../kernels.hpp"
 #include "../ops.hpp"
-#include "../parallel.hpp"
+#include "../ops/layout.hpp"
 #include "../record.hpp"
-#include "../vecmath.hpp"
+#include "blas.hpp"
+#include "parallel.hpp"
+#include "vecmath.hpp"
 
 namespace attn {
 
@@ -64,7 +68,7 @@ Tensor additive_score_(const Tensor& q, const Tensor& k, const Tensor& v) {
     // gradient at every step. (A scratch array stands in for one that needs none.)
     xt::xarray<T> scratch = empty_array<T>();
     auto grad_of = [&](std::size_t i) {
-      if (out.input_requires_grad(i)) return out.input_grad_buffer(i).data();
+      if (out.input_requires_grad(i)) return input_grad_buffer(out, i).data();
       scratch = filled(out.input(i).value.shape(), T(0));
       return scratch.data();
     };
@@ -97,6 +101,10 @@ Tensor additive_score(const Tensor& q, const Tensor& k, const Tensor& v) {
   if (sq.size() != 3 || sk.size() != 3 || sv.size() != 1 || sq[0] != sk[0] || sq[2] != sk[2] || sv[0] != sq[2])
     throw ShapeError("additive_score: expected q [B, Tq, A], k [B, Tk, A] and v [A], got q " + shape_str(sq) +
                      ", k " + shape_str(sk) + " and v " + shape_str(sv));
+  if (!fused_ops_enabled()) {
+    // Composed: tanh of every query-key sum [B, Tq, Tk, A], times v [A] -> [B, Tq, Tk]
+    return matmul(tanh(unsqueeze(q, 2) + unsqueeze(k, 1)), v);
+  }
   return ATTN_DISPATCH(q.dtype(), additive_score_, q, k, v);
 }
 

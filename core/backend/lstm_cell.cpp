@@ -7,19 +7,22 @@
 // Composed from chunk, sigmoid, tanh, mul and add the same step takes 13 ops,
 // each a pass over memory and a saved array; fused it takes 2. tests/core/test_lstm.cpp
 // checks both against the composed ops, value and gradient.
+#include "fused.hpp"
+
+#include "../kernels.hpp"
 #include "../ops.hpp"
-#include "../parallel.hpp"
+#include "../ops/layout.hpp"
 #include "../record.hpp"
-#include "../vecmath.hpp"
+#include "parallel.hpp"
+#include "vecmath.hpp"
 
 namespace attn {
 
 namespace {
 
-// Rows of the batch per share of the threads (core/parallel.hpp): dealt out
+// Rows of the batch per share of the threads (core/backend/parallel.hpp): dealt out
 // evenly, at least 4096 gate values a share. Each row is independent, and a
-// product already split over the threads wrote the gates (Bahdanau step f64
-// about 1 ms faster at 2 threads).
+// product already split over the threads wrote the gates.
 std::size_t rows_per_share(std::size_t B, std::size_t H) { return even_grain(B, 4 * H, 4096); }
 
 template <class T>
@@ -42,7 +45,7 @@ Tensor lstm_cell_c_(const Tensor& gates, const Tensor& c) {
     const T* C = out.input(1).value.data();        // c [B, H]
     if (out.input_requires_grad(0)) {
       // added straight into the gates' gradient, which lstm_cell_h adds to as well; o does not enter c'
-      T* dgates = out.input_grad_buffer(0).data();  // [B, 4H]
+      T* dgates = input_grad_buffer(out, 0).data();  // [B, 4H]
       parallel_for(B, rows_per_share(B, H), [&](std::size_t b0, std::size_t b1) {
         for (std::size_t b = b0; b < b1; ++b) {
           const T* a = act.data() + b * 3 * H;
@@ -57,7 +60,7 @@ Tensor lstm_cell_c_(const Tensor& gates, const Tensor& c) {
       });
     }
     if (out.input_requires_grad(1)) {
-      T* dc = out.input_grad_buffer(1).data();  // [B, H]
+      T* dc = input_grad_buffer(out, 1).data();  // [B, H]
       for (std::size_t b = 0; b < B; ++b)
         for (std::size_t j = 0; j < H; ++j) dc[b * H + j] += dC[b * H + j] * act.data()[b * 3 * H + H + j];  // d c'/d c = sigmoid(f)
     }
@@ -81,8 +84,8 @@ Tensor lstm_cell_h_(const Tensor& gates, const Tensor& c_new) {
   return record<T>("lstm_cell_h", std::move(h), {gates, c_new}, [B, H, act = std::move(act)](Node<T>& out) {
     const T* dH = out.grad.data();  // dL/dh' [B, H]
     // added straight into the inputs' gradients; only o enters h', so only its quarter of the gates' changes
-    T* dgates = out.input_requires_grad(0) ? out.input_grad_buffer(0).data() : nullptr;  // [B, 4H]
-    T* dc = out.input_requires_grad(1) ? out.input_grad_buffer(1).data() : nullptr;       // [B, H]
+    T* dgates = out.input_requires_grad(0) ? input_grad_buffer(out, 0).data() : nullptr;  // [B, 4H]
+    T* dc = out.input_requires_grad(1) ? input_grad_buffer(out, 1).data() : nullptr;       // [B, H]
     parallel_for(B, rows_per_share(B, H), [&](std::size_t b0, std::size_t b1) {
       for (std::size_t b = b0; b < b1; ++b) {
         const T* a = act.data() + b * 2 * H;
@@ -108,11 +111,16 @@ void check_lstm(const char* op, const Tensor& gates, const Tensor& c, const char
 
 Tensor lstm_cell_c(const Tensor& gates, const Tensor& c) {
   check_lstm("lstm_cell_c", gates, c, "c");
+  if (!fused_ops_enabled()) {
+    const std::vector<Tensor> g = chunk(gates, 4, 1);  // composed: 4 x [B, H], gates i, f, g, o
+    return sigmoid(g[1]) * c + sigmoid(g[0]) * tanh(g[2]);
+  }
   return ATTN_DISPATCH(c.dtype(), lstm_cell_c_, gates, c);
 }
 
 Tensor lstm_cell_h(const Tensor& gates, const Tensor& c_new) {
   check_lstm("lstm_cell_h", gates, c_new, "c_new");
+  if (!fused_ops_enabled()) return sigmoid(chunk(gates, 4, 1)[3]) * tanh(c_new);  // composed
   return ATTN_DISPATCH(c_new.dtype(), lstm_cell_h_, gates, c_new);
 }
 

@@ -1,7 +1,7 @@
 // Which of vecmath's compiled copies runs: the widest this CPU supports.
 #include "vecmath.hpp"
 
-#include "errors.hpp"
+#include "../errors.hpp"
 #include "parallel.hpp"
 #include "vecmath/entry_points.hpp"
 
@@ -75,7 +75,7 @@ const char* name(Isa isa) {
 namespace {
 
 // Long arrays are cut into pieces of kValuesPerShare values, a share of them per
-// thread (core/parallel.hpp). That is a multiple of every SIMD width: each value
+// thread (core/backend/parallel.hpp). That is a multiple of every SIMD width: each value
 // goes through the same instructions whatever the cut, so the result is the same
 // bits at any number of threads.
 template <class T>

@@ -13,6 +13,8 @@
 // Off by default; when off it costs one branch per op.
 #pragma once
 
+#include "../kernels.hpp"
+
 #include <string>
 
 namespace attn::profiler {
@@ -25,12 +27,6 @@ void mark();         // start the next op's forward clock now
 // (the number of steps profiled, for times per step).
 std::string table(int per = 1);
 
-// Hooks for the engine (record.hpp and autograd.cpp).
-void forward_recorded(const char* op);
-void backward_ran(const char* op, double seconds);
-
-namespace detail {
-extern bool on;
-}
+// The engine's hooks, forward_recorded and backward_ran, are declared in core/kernels.hpp.
 
 }  // namespace attn::profiler

@@ -7,6 +7,9 @@
 // about ten ops, each with its own pass over memory and its own saved array;
 // fused, it is three passes forward and three back. tests/core/test_norm.cpp
 // checks it against the composed version, value and gradient.
+#include "fused.hpp"
+
+#include "../kernels.hpp"
 #include "../ops.hpp"
 #include "../record.hpp"
 
@@ -118,6 +121,15 @@ Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& 
   std::size_t n = 1;
   for (std::size_t s : normalized_shape) n *= s;
   if (n == 0 || x.numel() == 0) throw ShapeError("layer_norm: expected a non-empty input, got " + shape_str(shape));
+  if (!fused_ops_enabled()) {
+    // Composed: (x - mean) / sqrt(var + eps) over the last k dims, * weight + bias
+    std::vector<long> dims;
+    for (std::size_t i = 0; i < k; ++i) dims.push_back(-1 - long(i));
+    const Tensor centered = x - mean(x, dims, true);
+    Tensor y = centered / sqrt(mean(centered * centered, dims, true) + eps);
+    if (weight.defined()) y = y * weight;
+    return bias.defined() ? y + bias : y;
+  }
   return ATTN_DISPATCH(x.dtype(), layer_norm_, x, n, weight, bias, eps);
 }
 

@@ -2,7 +2,7 @@
 //
 // As PyTorch's intra-op threads (torch.set_num_threads): one op at a time runs,
 // and an op big enough to be worth it splits its work over the threads: a big
-// matrix product (core/blas.cpp cuts it into blocks of columns or rows), a stack
+// matrix product (core/backend/blas.cpp cuts it into blocks of columns or rows), a stack
 // of small products such as attention's per-head ones (core/ops/matmul.cpp), the
 // fused additive score, and exp, tanh, sigmoid and Adam over long arrays.
 // Everything else runs on the caller's thread. OpenBLAS itself always runs on one

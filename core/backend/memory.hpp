@@ -4,7 +4,7 @@
 // OS, and trims the top of the heap when much of it is free. A training step
 // allocates the same few hundred arrays every step, most of them that big, so
 // every step then asks the OS for fresh pages, which it must fault in and zero
-// one by one: in the Transformer benchmark, 15% of the step. After
+// one by one (docs/benchmarks.md measures the share of a training step). After
 // reuse_freed_memory() those arrays come from memory the process already holds.
 // The cost: the process keeps its peak memory (RSS) until it exits.
 //

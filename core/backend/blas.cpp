@@ -40,7 +40,7 @@ bool handled_empty(std::size_t m, std::size_t n, std::size_t k, T beta, T* c, st
   return true;
 }
 
-// attn's threads do the splitting (core/parallel.hpp); OpenBLAS's own pool
+// attn's threads do the splitting (core/backend/parallel.hpp); OpenBLAS's own pool
 // would only compete with them. Set once, before the first product.
 void use_one_openblas_thread() {
   static const bool done = (openblas_set_num_threads(1), true);
@@ -103,8 +103,8 @@ void gemm_(bool trans_a, bool trans_b, std::size_t m, std::size_t n, std::size_t
 
 // OpenBLAS 0.3.21 has small-matrix kernels for its SkylakeX and Cooperlake
 // targets (AVX-512 CPUs) only; its other targets' permit functions say no. There,
-// each 32-column call packs all of op(A) again, and the blocks ran 20-30%
-// slower than one call on a Zen 3 (Zen target; docs/threads.md).
+// each 32-column call packs all of op(A) again, and the blocks run slower than
+// one call (docs/threads.md, docs/benchmarks.md).
 bool has_small_matrix_kernels() {
   static const bool yes = [] {
     const std::string core = openblas_get_corename();

@@ -32,8 +32,8 @@ void map(const T* x, T* y, std::size_t n, F f) {
 
 // exp of doubles, written here rather than taken from xsimd: xsimd 8.1 builds
 // 2^n by converting doubles to 64-bit integers, which AVX2 cannot do in one
-// instruction, so xsimd does it lane by lane (2.7 ns a value on a Zen 3, against
-// 0.4 ns for a float). Here every step is a vector instruction on AVX2 and SSE2 too:
+// instruction, so xsimd does it lane by lane, several times slower than for a
+// float (docs/benchmarks.md). Here every step is a vector instruction on AVX2 and SSE2 too:
 //   exp(x) = 2^n e^r,  n = round(x / ln 2),  r = x - n ln 2,  |r| <= ln(2) / 2,
 // e^r by its Taylor series up to r^13 (the first term left out is below 2e-17 of
 // the sum), and 2^n written straight into a double's exponent bits: adding

@@ -1,13 +1,13 @@
 // An LSTM layer over a whole sequence as one fused op, in one or more
 // directions at once: what nn::LSTM runs (nn/rnn.cpp).
 //
-// Composed, each step is three ops (linear, lstm_cell_c, lstm_cell_h, core/ops/lstm.cpp)
+// Composed, each step is three ops (linear, lstm_cell_c, lstm_cell_h, core/backend/lstm_cell.cpp)
 // and the backward of the T steps computes the recurrent weight's gradient as T
 // thin products G_t^T h_{t-1} ([4H, B] x [B, H]: B terms each). Here the backward
 // runs backpropagation through time itself and computes it as ONE product over
 // all steps, dW_hh = dG^T H_prev ([4H, T*B] x [T*B, H]), and the directions of
 // a bidirectional layer run on two threads at once, each on one thread
-// (core/parallel.hpp: a parallel_for inside them runs serially).
+// (core/backend/parallel.hpp: a parallel_for inside them runs serially).
 // tests/core/test_lstm_sequence.cpp checks it against the composed steps, values
 // and gradients, and by finite differences; docs/ops/fused.md derives it.
 //
@@ -16,12 +16,15 @@
 //   c' = sigmoid(f) c + sigmoid(i) tanh(g),   h' = sigmoid(o) tanh(c')
 //   if t < lengths[b]: (h, c) = (h', c') and the output is h'; else (padding)
 //   the state passes through unchanged and the output is 0.
-#include "../blas.hpp"
+#include "fused.hpp"
+
+#include "../kernels.hpp"
 #include "../ops.hpp"
-#include "../parallel.hpp"
+#include "../ops/layout.hpp"
 #include "../record.hpp"
-#include "../vecmath.hpp"
-#include "layout.hpp"
+#include "blas.hpp"
+#include "parallel.hpp"
+#include "vecmath.hpp"
 
 namespace attn {
 
@@ -191,6 +194,32 @@ Tensor lstm_sequence_(const std::vector<LSTMDirection>& dirs, const SequenceShap
                    });
 }
 
+// Composed: each direction's steps as linear, lstm_cell_c and lstm_cell_h (composed
+// too, the switch being off); a padded step keeps the state and outputs 0.
+Tensor composed_lstm_sequence(const std::vector<LSTMDirection>& dirs, const SequenceShape& s) {
+  std::vector<Tensor> outputs, final_h, final_c;
+  for (const LSTMDirection& dir : dirs) {
+    Tensor h = dir.h0, c = dir.c0;  // [B, H]
+    std::vector<Tensor> y(s.T);
+    for (std::size_t k = 0; k < s.T; ++k) {
+      const std::size_t t = dir.reverse ? s.T - 1 - k : k;
+      const Tensor gates = linear(h, dir.weight_hh, select(dir.xw, 0, long(t)));  // xw_t + h W_hh^T [B, 4H]
+      const Tensor c_new = lstm_cell_c(gates, c), h_new = lstm_cell_h(gates, c_new);
+      Mask real = Mask::from_shape({s.B, s.H});  // true on rows b whose step t is not padding
+      for (std::size_t b = 0; b < s.B; ++b)
+        for (std::size_t j = 0; j < s.H; ++j) real(b, j) = s.real(b, t);
+      h = attn::where(real, h_new, h);
+      c = attn::where(real, c_new, c);
+      y[t] = attn::where(real, h_new, zeros_like(h_new));
+    }
+    outputs.push_back(stack(y, 0));  // [T, B, H]
+    final_h.push_back(h);
+    final_c.push_back(c);
+  }
+  // [T + 2, B, D * H]: the outputs, then the final h and the final c
+  return concat({concat(outputs, 2), unsqueeze(concat(final_h, 1), 0), unsqueeze(concat(final_c, 1), 0)}, 0);
+}
+
 }  // namespace
 
 Tensor lstm_sequence(const std::vector<LSTMDirection>& directions, const std::vector<std::int64_t>& lengths) {
@@ -225,6 +254,7 @@ Tensor lstm_sequence(const std::vector<LSTMDirection>& directions, const std::ve
                          "), got lengths[" + std::to_string(b) + "] = " + std::to_string(lengths[b]));
     s.lengths = lengths;
   }
+  if (!fused_ops_enabled()) return composed_lstm_sequence(directions, s);
   return ATTN_DISPATCH(first.dtype(), lstm_sequence_, directions, s);
 }
 

@@ -1,6 +1,6 @@
 // A thin typed wrapper over OpenBLAS's matrix product, gemm.
 //
-// core/blas.cpp is the only file that includes <cblas.h> (its declarations clash
+// core/backend/blas.cpp is the only file that includes <cblas.h> (its declarations clash
 // with xtensor-blas's headers), so the rest of attn calls BLAS through here.
 // Matrices are row-major, as xt::xarray stores them:
 //
@@ -11,7 +11,7 @@
 // dims) of A, B and C as they are stored, e.g. lda = k for an untransposed A.
 // Transposing by the flag costs nothing: no transposed copy is ever made.
 //
-// A big product is split over attn's threads (core/parallel.hpp), each block
+// A big product is split over attn's threads (core/backend/parallel.hpp), each block
 // of C computed by a single-threaded OpenBLAS call.
 #pragma once
 
