@@ -37,9 +37,6 @@ Tensor dot_scores(const std::string& op, const Tensor& query, const Tensor& keys
   return matmul(query, transpose(keys, 1, 2));  // [B, Tq, D] x [B, D, Tk] -> [B, Tq, Tk]
 }
 
-// v^T z over the last dim, as one matrix-vector product: [..., A] x [A] -> [...].
-Tensor dot_with_v(const Tensor& z, const Tensor& v) { return matmul(z, v); }
-
 // Uniform in [-1/sqrt(fan_in), 1/sqrt(fan_in)], as nn::Linear.
 void init_vector(Tensor& v, Generator& gen) {
   const double bound = 1.0 / std::sqrt(static_cast<double>(v.numel()));
@@ -152,8 +149,9 @@ Tensor AdditiveScore::forward_precomputed(const Tensor& query, const Tensor& pro
   // v^T tanh(W1 s_t + W2 h_j) for every pair (t, j), composed from the ops before it:
   //   Tensor q = unsqueeze(linear(query, W1), 2);   // W1 s_t: [B, Tq, A] -> [B, Tq, 1, A]
   //   Tensor k = unsqueeze(projected_keys, 1);      // W2 h_j: [B, Tk, A] -> [B, 1, Tk, A]
-  //   return dot_with_v(tanh(q + k), v);            // [B, Tq, Tk, A] -> [B, Tq, Tk]
-  // The same in one fused op (core/ops/additive.cpp), one pass over [B, Tq, Tk, A] instead of five:
+  //   return matmul(tanh(q + k), v);                // [B, Tq, Tk, A] x [A] -> [B, Tq, Tk]
+  // The same in one fused op (core/backend/additive_score.cpp, which runs exactly this
+  // composition when attn::set_fused_ops(false)), one pass over [B, Tq, Tk, A] instead of five:
   return additive_score(linear(query, W1), projected_keys, v);  // [B, Tq, A], [B, Tk, A], [A] -> [B, Tq, Tk]
 }
 
