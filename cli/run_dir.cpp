@@ -128,6 +128,10 @@ std::string memory_message(const std::pair<double, std::string>& need) {
 
 }  // namespace
 
+std::string file_fnv1a64(const std::string& path, const std::string& shown) {
+  return hex(fingerprint(path, shown.empty() ? path : shown).hash);
+}
+
 // Bounded in size and depth (data::read_json_file): run folders are shared between learners.
 nlohmann::json read_json(const std::string& path, const std::string& shown_name) {
   try {

@@ -96,6 +96,11 @@ void commit_checkpoint(const std::string& dir, nlohmann::json config, const data
 // Reads a JSON file, or throws IOError naming it (`shown`: how to call it, default `path`).
 nlohmann::json read_json(const std::string& path, const std::string& shown = "");
 
+// A file's FNV-1a 64-bit hash in hex: the manifest's fingerprint of a checkpoint's
+// parts, and the checksum a corpus run records. An IOError naming `shown` (or the
+// path) if the file cannot be read.
+std::string file_fnv1a64(const std::string& path, const std::string& shown = "");
+
 // Builds the model a config describes; out of memory is an error naming the largest size.
 std::unique_ptr<models::Seq2Seq> build_model(const nlohmann::json& model, std::size_t src_vocab, std::size_t tgt_vocab,
                                              const std::string& where);

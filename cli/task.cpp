@@ -2,10 +2,9 @@
 
 #include "grid.hpp"
 #include "parse.hpp"
+#include "run_dir.hpp"
 
-#include <cstdio>
 #include <filesystem>
-#include <fstream>
 
 namespace attn::cli {
 
@@ -21,23 +20,9 @@ bool char_level(const nlohmann::json& config) {
   return name == "dates" || (name == "tsv" && config.value("char_level", false));
 }
 
-// FNV-1a over a file's bytes, in hex: eval rebuilds the held-out split from the
-// file, so it must be the file the model was trained on.
-std::string file_checksum(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw IOError("load_tsv: cannot open '" + path + "'");
-  std::uint64_t h = 14695981039346656037ull;
-  char buffer[1 << 16];
-  while (in.read(buffer, sizeof buffer) || in.gcount() > 0)
-    for (std::streamsize i = 0; i < in.gcount(); ++i) h = (h ^ static_cast<unsigned char>(buffer[i])) * 1099511628211ull;
-  char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
-  return hex;
-}
-
 // Records the file's checksum under `key`, or checks it against the one recorded.
 void check_unchanged(nlohmann::json& config, const std::string& key, const std::string& path) {
-  const std::string now = file_checksum(path);
+  const std::string now = file_fnv1a64(path);  // eval rebuilds the held-out split: it must be this file
   if (config.contains(key) && config.at(key) != now)
     throw IOError(path + " has changed since the model was trained (checksum " + now + ", recorded " +
                   config.at(key).get<std::string>() + "): its held-out pairs would not be those of the run");

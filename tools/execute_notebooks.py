@@ -97,7 +97,7 @@ def check(paths, lib_hash):
 def execute(path, out_path, lib_hash, timeout, rerun_editable):
     import nbformat
     from nbclient import NotebookClient
-    from nbclient.exceptions import CellExecutionError
+    from nbclient.exceptions import CellExecutionError, DeadKernelError
 
     nb = nbformat.read(path, as_version=4)
     nb.metadata.setdefault("attn", {})
@@ -115,12 +115,19 @@ def execute(path, out_path, lib_hash, timeout, rerun_editable):
                 client.execute_cell(cell, i)
             except CellExecutionError as e:  # only with allow_errors=False; kept for safety
                 failures.append("cell %d: %s" % (i, str(e)[:300]))
+            except DeadKernelError:
+                failures.append("cell %d: the kernel died" % i)
+                break
             if errors_in_cell(cell):
                 failures.append("cell %d: %s" % (i, errors_in_cell(cell)))
                 break  # later cells depend on this one: stop like "Run All" would
             if rerun_editable and cell.metadata.get("attn", {}).get("editable"):
                 reruns += 1
-                client.execute_cell(cell, i)
+                try:
+                    client.execute_cell(cell, i)
+                except DeadKernelError:
+                    failures.append("cell %d (run a second time): the kernel died" % i)
+                    break
                 if errors_in_cell(cell):
                     failures.append("cell %d (run a second time): %s" % (i, errors_in_cell(cell)))
                     break
