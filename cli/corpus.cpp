@@ -1,9 +1,9 @@
 // `attn corpus gettext`: an English -> French (or any language) corpus from the
-// message catalogs installed with the system's programs (models/data/gettext.hpp).
+// message catalogs installed with the system's programs (data/gettext.hpp).
 #include "commands.hpp"
 #include "parse.hpp"
 
-#include "../models/data/gettext.hpp"
+#include "../data/gettext.hpp"
 
 #include <iostream>
 #include <set>

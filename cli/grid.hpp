@@ -12,29 +12,15 @@
 // part of the grid per word.
 #pragma once
 
+#include "grid_config.hpp"
 #include "run_dir.hpp"
 
-#include "../models/data/grid.hpp"
-#include "../models/grid_decode.hpp"
+#include "../decode/grid_decode.hpp"
 
-#include <nlohmann/json.hpp>
-
-#include <memory>
 #include <string>
 #include <vector>
 
 namespace attn::cli {
-
-// {"model": "grid", "embed_dim": 32, "encoder_dim": 0, "decoder_dim": 64, "attention_dim": 64,
-//  "attention": "soft" | "hard" | "hard-at-inference", "soft_probability": 0.0}
-nlohmann::json default_grid_model_config();
-// {"name": "grid", "feature_dim": 32, "noise": 0.1, "min_objects": 1, "max_objects": 3,
-//  "embedding_seed": 7, "n_train": 2000, "n_test": 200}
-nlohmann::json default_grid_task_config();
-
-// The captioner described by `model` (unknown or mistyped fields: ValueError naming them).
-std::unique_ptr<models::GridCaptioner> make_grid_model(const nlohmann::json& model, std::size_t vocab,
-                                                       const nlohmann::json& task);
 
 // Trains into the run folder `out` (cli/run_dir.hpp: a checkpoint of config.json, vocab.json
 // and model.npz, written at the end), printing progress and the evaluation. Everything is
@@ -45,16 +31,12 @@ void train_grid_run(const nlohmann::json& config, const std::string& out, bool o
 // Prints the evaluation of a grid checkpoint on its task's held-out grids.
 void eval_grid(Run& run);
 
-// "red square top left , blue circle center" -> the objects it places; ValueError
-// naming the word that does not fit (colours, shapes and cells are listed).
-std::vector<data::GridObject> parse_scene(const std::string& text);
-
 struct GridCaption {
   std::string text;                // "red square top left"
   std::vector<std::string> words;  // the generated words, <eos> included
   xt::xarray<double> attention;    // [T, 3, 3]: where the model looked for each word
 };
-// Renders the scene's grid (noise from the run's seed) and captions it greedily.
+// Renders the scene's grid (read by data::parse_scene; noise from the run's seed) and captions it greedily.
 GridCaption caption_scene(Run& run, const std::string& scene);
 
 }  // namespace attn::cli

@@ -1,7 +1,7 @@
 #include "run_dir.hpp"
 
 #include "grid.hpp"
-#include "../models/data/json_file.hpp"
+#include "../io/json_file.hpp"
 #include "parse.hpp"
 #include "run_config.hpp"
 
@@ -132,10 +132,10 @@ std::string file_fnv1a64(const std::string& path, const std::string& shown) {
   return hex(fingerprint(path, shown.empty() ? path : shown).hash);
 }
 
-// Bounded in size and depth (data::read_json_file): run folders are shared between learners.
+// Bounded in size and depth (io::read_json_file): run folders are shared between learners.
 nlohmann::json read_json(const std::string& path, const std::string& shown_name) {
   try {
-    return data::read_json_file(path);
+    return io::read_json_file(path);
   } catch (const IOError& e) {  // the message starts with the path read; show the name the user knows
     std::string message = e.what();
     if (!shown_name.empty() && message.rfind(path, 0) == 0) message = shown_name + message.substr(path.size());
@@ -234,7 +234,7 @@ namespace {
 // The weights in model.npz must be those of the model that config.json describes.
 void load_weights(Run& run, const Checkpoint& unit) {
   try {
-    nn::load(run.module(), unit.path("model.npz"));
+    io::load(run.module(), unit.path("model.npz"));
   } catch (const Error& e) {
     std::string detail = e.what();  // "load: '...' does not match the ... module, nothing was loaded:\n  missing keys: ..."
     if (detail.find("does not match") == std::string::npos)

@@ -2,7 +2,7 @@
 //   DIR/checkpoint/          the latest checkpoint: ONE unit, always replaced whole
 //       config.json          {"format": "attn-checkpoint", "model": {...}, "task": {...}, "train": {...}, ...}
 //       vocab.json           {"src": <Vocab>, "tgt": <Vocab>}
-//       model.npz            the model's parameters (nn/checkpoint.hpp, numpy's format)
+//       model.npz            the model's parameters (io/checkpoint.hpp, numpy's format)
 //       model.trainer.npz    optimizer moments, step and random state, for --resume (not for "grid")
 //       manifest.json        written last: every other file's size and FNV-1a hash
 //   DIR/lock                 locked (flock) by the process writing the run; holds its process id
@@ -15,11 +15,11 @@
 #pragma once
 
 #include "../attn.hpp"
-#include "../models/decode.hpp"
-#include "../models/evaluate.hpp"
+#include "../decode/decode.hpp"
+#include "../eval/evaluate.hpp"
 #include "../models/grid_captioner.hpp"
 #include "../models/registry.hpp"
-#include "../models/trainer.hpp"
+#include "../train/trainer.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -10,10 +10,10 @@
 #pragma once
 
 #include "../attn.hpp"
-#include "../models/decode.hpp"
-#include "../models/evaluate.hpp"
+#include "../decode/decode.hpp"
+#include "../eval/evaluate.hpp"
 #include "../models/registry.hpp"
-#include "../models/trainer.hpp"
+#include "../train/trainer.hpp"
 
 #include <nlohmann/json.hpp>
 

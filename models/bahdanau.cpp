@@ -2,7 +2,7 @@
 
 #include "../core/ops.hpp"
 #include "checks.hpp"
-#include "data/vocab.hpp"
+#include "../data/vocab.hpp"
 
 #include <memory>
 #include <string>
@@ -84,14 +84,11 @@ Tensor BahdanauSeq2Seq::decode(DecoderState& state, const Tensor& y_prev) {
 Tensor BahdanauSeq2Seq::forward(const Index& src, const std::vector<std::size_t>& src_lengths, const Index& tgt_in) {
   check_source_target("BahdanauSeq2Seq", src, src_lengths, tgt_in);
   DecoderState state = start(src, src_lengths);
-  Tensor y = tgt_embed(tgt_in);  // y_{t-1} for every t: [B, T, E]
-  std::vector<Tensor> features, weights;
-  for (std::size_t t = 0; t < tgt_in.shape()[1]; ++t) {
-    features.push_back(decode(state, select(y, 1, static_cast<long>(t))));
-    weights.push_back(state.attention.at("attention"));
-  }
-  last_attention_ = stack(weights, 1);  // [B, T, S]
-  return out(stack(features, 1));       // [B, T, V]
+  Tensor features = teacher_forced(state, tgt_embed(tgt_in), last_attention_,  // y_{t-1} for every t: [B, T, E]
+                                   [this](DecoderState& st, const Tensor& y_prev, std::size_t) {
+                                     return decode(st, y_prev);  // [s_t; c_t; y_{t-1}]
+                                   });
+  return out(features);  // [B, T, V]
 }
 
 Tensor BahdanauSeq2Seq::step(DecoderState& state, const Index& prefix) {

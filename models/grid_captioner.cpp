@@ -1,7 +1,7 @@
 #include "grid_captioner.hpp"
 
 #include "../core/ops.hpp"
-#include "data/vocab.hpp"
+#include "../data/vocab.hpp"
 
 #include <string>
 

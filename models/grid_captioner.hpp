@@ -23,7 +23,7 @@
 //   model.last_attention();                            // [B, T, 9]: reshape a row to [3, 3]
 //
 // Hard attention has no gradient through the choice of k: the attention MLP is
-// trained by the score-function (REINFORCE) estimator of models/grid_loss.hpp,
+// trained by the score-function (REINFORCE) estimator of train/grid_loss.hpp,
 // which needs the log-probability of every choice made: forward_all() returns it.
 // GridAttention::HardAtInference skips all that (soft in training, argmax at
 // inference): cheap, but the decoder then reads contexts it never saw in training.
@@ -61,7 +61,7 @@ struct GridCaptionerConfig {
   double soft_probability = 0.0;
 };
 
-// Everything a forward pass computed, for the losses of models/grid_loss.hpp.
+// Everything a forward pass computed, for the losses of train/grid_loss.hpp.
 struct CaptionerOutput {
   Tensor logits;       // [B, T, V]
   Tensor weights;      // a_tj [B, T, N]: the attention distribution (differentiable)

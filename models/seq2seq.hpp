@@ -11,6 +11,7 @@
 // ([B, H, S]) — every layer and head — so heatmaps can be drawn for any decode.
 #pragma once
 
+#include "../core/ops.hpp"
 #include "../core/tensor.hpp"
 #include "../nn/module.hpp"
 
@@ -53,6 +54,22 @@ class Seq2Seq : public nn::Module {
 
   // The name of the attention that a heatmap shows by default ("" if none).
   virtual std::string main_attention() const { return ""; }
+
+ protected:
+  // Teacher forcing through a recurrent decoder, the loop chapters 2 and 3 share:
+  // for every t, decode_step(state, y_{t-1}, t) with y the embedded tgt_in [B, T, E]
+  // returns that step's features [B, F] and sets state.attention["attention"] [B, S].
+  // Returns the features [B, T, F]; `weights` gets the stacked weights [B, T, S].
+  template <class DecodeStep>
+  static Tensor teacher_forced(DecoderState& state, const Tensor& y, Tensor& weights, DecodeStep&& decode_step) {
+    std::vector<Tensor> features, per_step;
+    for (std::size_t t = 0; t < y.size(1); ++t) {
+      features.push_back(decode_step(state, select(y, 1, static_cast<long>(t)), t));  // [B, F]
+      per_step.push_back(state.attention.at("attention"));                             // [B, S]
+    }
+    weights = stack(per_step, 1);  // [B, T, S]
+    return stack(features, 1);     // [B, T, F]
+  }
 };
 
 }  // namespace attn::models

@@ -2,7 +2,7 @@
 
 #include "../core/ops.hpp"
 #include "checks.hpp"
-#include "data/vocab.hpp"
+#include "../data/vocab.hpp"
 
 #include <string>
 

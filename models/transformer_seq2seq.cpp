@@ -3,7 +3,7 @@
 #include "../core/ops.hpp"
 #include "../nn/init.hpp"
 #include "checks.hpp"
-#include "data/vocab.hpp"
+#include "../data/vocab.hpp"
 
 #include <xtensor/xview.hpp>
 

@@ -15,7 +15,7 @@
 // term by term (tests/nn/test_optim.cpp compares them to 1e-12).
 #pragma once
 
-#include "npy.hpp"  // ArraySpec
+#include "../core/array_spec.hpp"
 #include "../core/tensor.hpp"
 
 #include <string>

@@ -2,7 +2,6 @@
 
 #include "../core/ops.hpp"
 
-#include <sstream>
 #include <string>
 
 namespace attn::nn {
@@ -81,31 +80,11 @@ Tensor TransformerDecoderLayer::forward(const Tensor& tgt, const Tensor& memory,
   return x;
 }
 
-std::string TransformerDecoderLayer::extra_repr() const {
-  std::ostringstream os;
-  os << "d_model=" << d_model << ", nhead=" << nhead << ", dim_feedforward=" << dim_feedforward
-     << ", dropout=" << dropout_p << ", activation=" << activation_name(activation)
-     << ", layer_norm_eps=" << layer_norm_eps << ", norm_first=" << (norm_first ? "true" : "false");
-  return os.str();
-}
+std::string TransformerDecoderLayer::extra_repr() const { return detail::layer_settings(*this); }
 
-TransformerDecoder::TransformerDecoder(const TransformerDecoderLayer& decoder_layer, std::size_t num_layers,
-                                       bool norm, Generator& gen)
-    : Module("TransformerDecoder"), num_layers(num_layers) {
-  const TransformerDecoderLayer& p = decoder_layer;
-  for (std::size_t i = 0; i < num_layers; ++i) {
-    TransformerDecoderLayer& layer = layers.emplace_back(p.d_model, p.nhead, p.dim_feedforward, p.dropout_p,
-                                                         p.activation, p.layer_norm_eps, p.norm_first, gen);
-    detail::copy_parameters(p, layer);
-    layer.train(p.is_training());
-  }
-  register_module("layers", layers);
-  if (norm) {
-    this->norm = std::make_unique<LayerNorm>(p.d_model, p.layer_norm_eps);
-    this->norm->to(p.dtype());
-    register_module("norm", *this->norm);
-  }
-}
+TransformerDecoder::TransformerDecoder(const TransformerDecoderLayer& decoder_layer, std::size_t num_layers, bool norm,
+                                       Generator& gen)
+    : TransformerStack("TransformerDecoder", decoder_layer, num_layers, norm, gen) {}
 
 Tensor TransformerDecoder::forward(const Tensor& tgt, const Tensor& memory, const std::optional<Mask>& tgt_mask,
                                    const std::optional<Mask>& memory_mask,
@@ -114,8 +93,7 @@ Tensor TransformerDecoder::forward(const Tensor& tgt, const Tensor& memory, cons
   Tensor x = tgt;
   for (TransformerDecoderLayer& layer : layers)
     x = layer(x, memory, tgt_mask, memory_mask, tgt_key_padding_mask, memory_key_padding_mask);
-  if (norm) x = (*norm)(x);
-  return x;
+  return final_norm(x);
 }
 
 }  // namespace attn::nn

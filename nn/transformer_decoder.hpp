@@ -68,10 +68,9 @@ class TransformerDecoderLayer : public Module {
   Tensor feed_forward_block(const Tensor& x);
 };
 
-// A stack of num_layers decoder layers ("layers.0", ...) and an optional final
-// LayerNorm ("norm"). Every layer starts as an exact copy of `decoder_layer`, as
-// PyTorch's deepcopy; `gen` drives the copies' dropout.
-class TransformerDecoder : public Module {
+// A stack of num_layers decoder layers and an optional final LayerNorm
+// (transformer_stack.hpp).
+class TransformerDecoder : public TransformerStack<TransformerDecoderLayer> {
  public:
   TransformerDecoder(const TransformerDecoderLayer& decoder_layer, std::size_t num_layers, bool norm = false,
                      Generator& gen = default_generator());
@@ -88,10 +87,6 @@ class TransformerDecoder : public Module {
                     const std::optional<Mask>& memory_key_padding_mask = std::nullopt) {
     return forward(tgt, memory, tgt_mask, memory_mask, tgt_key_padding_mask, memory_key_padding_mask);
   }
-
-  std::size_t num_layers;
-  ModuleList<TransformerDecoderLayer> layers;
-  std::unique_ptr<LayerNorm> norm;  // null when built with norm = false
 };
 
 }  // namespace attn::nn

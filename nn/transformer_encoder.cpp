@@ -2,32 +2,9 @@
 
 #include "../core/ops.hpp"
 
-#include <sstream>
 #include <string>
 
 namespace attn::nn {
-
-namespace detail {
-
-void copy_parameters(const Module& from, Module& to) {
-  to.to(from.dtype());
-  auto source = from.named_parameters();
-  auto target = to.named_parameters();
-  if (source.size() != target.size())
-    throw ValueError("copy_parameters: " + from.type_name() + " has " + std::to_string(source.size()) +
-                     " parameters, " + to.type_name() + " has " + std::to_string(target.size()));
-  for (std::size_t i = 0; i < source.size(); ++i) {
-    const auto& [name, value] = source[i];
-    Tensor& copy = target[i].second;  // a handle to the same node as the member tensor
-    if (name != target[i].first || value.shape() != copy.shape())
-      throw ShapeError("copy_parameters: " + name + " " + shape_str(value.shape()) + " does not match " +
-                       target[i].first + " " + shape_str(copy.shape()));
-    if (value.dtype() == Dtype::Float64) copy.data<double>() = value.data<double>();
-    else copy.data<float>() = value.data<float>();
-  }
-}
-
-}  // namespace detail
 
 TransformerEncoderLayer::TransformerEncoderLayer(std::size_t d_model, std::size_t nhead, std::size_t dim_feedforward,
                                                  double dropout, Activation activation, double layer_norm_eps,
@@ -83,38 +60,17 @@ Tensor TransformerEncoderLayer::forward(const Tensor& src, const std::optional<M
   return x;
 }
 
-std::string TransformerEncoderLayer::extra_repr() const {
-  std::ostringstream os;
-  os << "d_model=" << d_model << ", nhead=" << nhead << ", dim_feedforward=" << dim_feedforward
-     << ", dropout=" << dropout_p << ", activation=" << activation_name(activation)
-     << ", layer_norm_eps=" << layer_norm_eps << ", norm_first=" << (norm_first ? "true" : "false");
-  return os.str();
-}
+std::string TransformerEncoderLayer::extra_repr() const { return detail::layer_settings(*this); }
 
-TransformerEncoder::TransformerEncoder(const TransformerEncoderLayer& encoder_layer, std::size_t num_layers,
-                                       bool norm, Generator& gen)
-    : Module("TransformerEncoder"), num_layers(num_layers) {
-  const TransformerEncoderLayer& p = encoder_layer;
-  for (std::size_t i = 0; i < num_layers; ++i) {
-    TransformerEncoderLayer& layer = layers.emplace_back(p.d_model, p.nhead, p.dim_feedforward, p.dropout_p,
-                                                         p.activation, p.layer_norm_eps, p.norm_first, gen);
-    detail::copy_parameters(p, layer);
-    layer.train(p.is_training());
-  }
-  register_module("layers", layers);
-  if (norm) {
-    this->norm = std::make_unique<LayerNorm>(p.d_model, p.layer_norm_eps);
-    this->norm->to(p.dtype());
-    register_module("norm", *this->norm);
-  }
-}
+TransformerEncoder::TransformerEncoder(const TransformerEncoderLayer& encoder_layer, std::size_t num_layers, bool norm,
+                                       Generator& gen)
+    : TransformerStack("TransformerEncoder", encoder_layer, num_layers, norm, gen) {}
 
 Tensor TransformerEncoder::forward(const Tensor& src, const std::optional<Mask>& mask,
                                    const std::optional<Mask>& src_key_padding_mask) {
   Tensor x = src;
   for (TransformerEncoderLayer& layer : layers) x = layer(x, mask, src_key_padding_mask);
-  if (norm) x = (*norm)(x);
-  return x;
+  return final_norm(x);
 }
 
 }  // namespace attn::nn

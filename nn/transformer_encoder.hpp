@@ -29,6 +29,7 @@
 #include "layer_norm.hpp"
 #include "linear.hpp"
 #include "module_list.hpp"
+#include "transformer_stack.hpp"
 
 #include <memory>
 #include <optional>
@@ -73,12 +74,9 @@ class TransformerEncoderLayer : public Module {
   Tensor feed_forward_block(const Tensor& x);
 };
 
-// A stack of num_layers encoder layers ("layers.0", "layers.1", ...) and an
-// optional final LayerNorm ("norm"; pre-norm stacks need it, since their last
-// layer's output is not normalized). As PyTorch's deepcopy, every layer starts
-// as an exact copy of `encoder_layer` (same settings and weights); `gen` drives
-// the copies' dropout. encoder_layer itself is not part of the stack.
-class TransformerEncoder : public Module {
+// A stack of num_layers encoder layers and an optional final LayerNorm
+// (transformer_stack.hpp).
+class TransformerEncoder : public TransformerStack<TransformerEncoderLayer> {
  public:
   TransformerEncoder(const TransformerEncoderLayer& encoder_layer, std::size_t num_layers, bool norm = false,
                      Generator& gen = default_generator());
@@ -90,16 +88,6 @@ class TransformerEncoder : public Module {
                     const std::optional<Mask>& src_key_padding_mask = std::nullopt) {
     return forward(src, mask, src_key_padding_mask);
   }
-
-  std::size_t num_layers;
-  ModuleList<TransformerEncoderLayer> layers;
-  std::unique_ptr<LayerNorm> norm;  // null when built with norm = false
 };
-
-namespace detail {
-// Copies every parameter value of `from` into `to` (same names and shapes),
-// converting `to` to from's dtype first: PyTorch's deepcopy of a layer.
-void copy_parameters(const Module& from, Module& to);
-}  // namespace detail
 
 }  // namespace attn::nn

@@ -1,6 +1,7 @@
 // Attention over a grid (chapter 4): one small grid per generated word, in SVG
 // and in the terminal.
-#include "plot.hpp"
+#include "grid_plot.hpp"
+#include "svg.hpp"
 
 #include "../core/errors.hpp"
 

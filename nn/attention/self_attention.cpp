@@ -25,6 +25,22 @@ QKVAttention::QKVAttention(std::size_t query_dim, std::size_t input_dim, std::si
   register_module("value_proj", value_proj);
 }
 
+namespace {
+
+// softmax(Q K^T / sqrt(d) + mask) V with both masks combined; the weights
+// [B, Tq, Tk] are kept, detached, for heatmaps.
+AttentionOutput attend(const char* op, const Tensor& Q, const Tensor& K, const Tensor& V,
+                       const std::optional<Mask>& key_padding_mask, const std::optional<Mask>& attn_mask,
+                       Tensor& last_weights) {
+  const Shape scores_shape{Q.size(0), Q.size(1), K.size(1)};  // [B, Tq, Tk]
+  auto mask = combine_masks(scores_shape, key_padding_mask, attn_mask, op);
+  AttentionOutput out = scaled_dot_product_attention(Q, K, V, mask);  // [B, Tq, Dv], [B, Tq, Tk]
+  last_weights = out.weights.detach();
+  return out;
+}
+
+}  // namespace
+
 AttentionOutput QKVAttention::forward(const Tensor& query, const Tensor& inputs,
                                       const std::optional<Mask>& key_padding_mask,
                                       const std::optional<Mask>& attn_mask) {
@@ -35,11 +51,7 @@ AttentionOutput QKVAttention::forward(const Tensor& query, const Tensor& inputs,
                      " and inputs " + shape_str(inputs.shape()));
   Tensor K = key_proj(inputs);    // K = X W_K: [B, Tk, Dx] -> [B, Tk, Dq]
   Tensor V = value_proj(inputs);  // V = X W_V: [B, Tk, Dx] -> [B, Tk, Dv]
-  const Shape scores_shape{query.size(0), query.size(1), inputs.size(1)};  // [B, Tq, Tk]
-  auto mask = combine_masks(scores_shape, key_padding_mask, attn_mask, "QKVAttention");
-  AttentionOutput out = scaled_dot_product_attention(query, K, V, mask);  // [B, Tq, Dv], [B, Tq, Tk]
-  last_weights_ = out.weights.detach();
-  return out;
+  return attend("QKVAttention", query, K, V, key_padding_mask, attn_mask, last_weights_);  // [B, Tq, Dv]
 }
 
 std::string QKVAttention::extra_repr() const {
@@ -63,11 +75,7 @@ AttentionOutput SelfAttention::forward(const Tensor& x, const std::optional<Mask
   Tensor Q = query_proj(x);  // Q = X W_Q: [B, T, Dx] -> [B, T, Dqk]
   Tensor K = key_proj(x);    // K = X W_K: [B, T, Dx] -> [B, T, Dqk]
   Tensor V = value_proj(x);  // V = X W_V: [B, T, Dx] -> [B, T, Dv]
-  const Shape scores_shape{x.size(0), x.size(1), x.size(1)};  // [B, T, T]
-  auto mask = combine_masks(scores_shape, key_padding_mask, attn_mask, "SelfAttention");
-  AttentionOutput out = scaled_dot_product_attention(Q, K, V, mask);  // [B, T, Dv], [B, T, T]
-  last_weights_ = out.weights.detach();
-  return out;
+  return attend("SelfAttention", Q, K, V, key_padding_mask, attn_mask, last_weights_);  // [B, T, Dv]
 }
 
 std::string SelfAttention::extra_repr() const {

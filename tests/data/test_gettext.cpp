@@ -2,7 +2,7 @@
 // byte by byte, in both byte orders.
 #include "../helpers.hpp"
 
-#include "models/data/gettext.hpp"
+#include "data/gettext.hpp"
 
 #include <cstdio>
 #include <filesystem>

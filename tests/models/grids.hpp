@@ -4,10 +4,10 @@
 
 #include "../helpers.hpp"
 
-#include "models/data/grid.hpp"
+#include "data/grid.hpp"
 #include "models/grid_captioner.hpp"
-#include "models/grid_decode.hpp"
-#include "models/grid_train.hpp"
+#include "decode/grid_decode.hpp"
+#include "train/grid_train.hpp"
 
 #include <chrono>
 

@@ -7,9 +7,9 @@
 
 #include "../helpers.hpp"
 
-#include "models/data/tasks.hpp"
-#include "models/decode.hpp"
-#include "models/trainer.hpp"
+#include "data/tasks.hpp"
+#include "decode/decode.hpp"
+#include "train/trainer.hpp"
 
 #include <iostream>
 

@@ -4,7 +4,7 @@
 // learning the captions of synthetic grids with the attention on the right cell.
 #include "grids.hpp"
 
-#include "models/grid_loss.hpp"
+#include "train/grid_loss.hpp"
 
 #include <xtensor/xview.hpp>
 

@@ -4,8 +4,8 @@
 // greedily on 200 sources never seen in training. Float32, fixed seeds.
 #include "../helpers.hpp"
 
-#include "models/data/tasks.hpp"
-#include "models/trainer.hpp"
+#include "data/tasks.hpp"
+#include "train/trainer.hpp"
 #include "models/transformer_seq2seq.hpp"
 #include "nn/optim.hpp"
 #include "nn/schedule.hpp"

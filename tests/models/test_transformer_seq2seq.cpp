@@ -1,6 +1,6 @@
 #include "../helpers.hpp"
 
-#include "models/decode.hpp"
+#include "decode/decode.hpp"
 #include "models/transformer_seq2seq.hpp"
 
 #include <xtensor/xview.hpp>

@@ -11,10 +11,10 @@
 // accuracy holds up with length.
 #include "core/random.hpp"
 #include "models/bahdanau.hpp"
-#include "models/data/tasks.hpp"
-#include "models/metrics.hpp"
+#include "data/tasks.hpp"
+#include "eval/accuracy.hpp"
 #include "models/seq2seq_plain.hpp"
-#include "models/trainer.hpp"
+#include "train/trainer.hpp"
 #include "nn/schedule.hpp"
 
 #include <chrono>

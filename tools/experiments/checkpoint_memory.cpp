@@ -7,7 +7,7 @@
 // `load` builds the model, resets the kernel's peak-RSS counter, loads the
 // file and prints how far the peak rose above the model's own size.
 #include "models/registry.hpp"
-#include "nn/checkpoint.hpp"
+#include "io/checkpoint.hpp"
 
 #include <chrono>
 #include <cstdio>
@@ -43,14 +43,14 @@ int main(int argc, char** argv) {
   for (const auto& [name, t] : model->named_parameters()) bytes += t.numel() * 4;
   for (const auto& [name, t] : model->named_buffers()) bytes += t.numel() * 4;
   if (std::string(argv[1]) == "save") {
-    nn::save(*model, argv[2]);
+    io::save(*model, argv[2]);
     std::printf("saved %.1f MB of weights to %s\n", bytes / 1048576.0, argv[2]);
     return 0;
   }
   std::ofstream("/proc/self/clear_refs") << "5";  // resets VmHWM to the current RSS
   const double before = status_mb("VmRSS:");
   const auto start = std::chrono::steady_clock::now();
-  nn::load(*model, argv[2]);
+  io::load(*model, argv[2]);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const double peak = status_mb("VmHWM:");
   std::printf("weights %.1f MB; RSS before load %.1f MB; peak during load %.1f MB (+%.1f MB, %.2fx the weights); "
