@@ -43,6 +43,7 @@
 #include "nn/schedule.hpp"
 #include "nn/transformer.hpp"
 
+#include "viz/heads.hpp"
 #include "viz/plot.hpp"
 
 #include "models/data/batch.hpp"
