@@ -74,4 +74,5 @@
 #include "train/grid_train.hpp"
 #include "train/trainer.hpp"
 
+#include "viz/heads.hpp"
 #include "viz/plot.hpp"

@@ -29,9 +29,14 @@ void add_corpus_command(CLI::App& app);  // corpus.cpp
 enum class TrainMode { New, Overwrite, Resume };
 struct TrainResult {
   models::Evaluation evaluation;
-  std::vector<double> steps, losses;  // the loss curve
+  std::vector<double> steps, losses, lrs;  // the loss and learning-rate curves (of this invocation)
 };
+// The run folder also gets its plots (write_curves).
 TrainResult train_run(nlohmann::json config, const std::string& out, TrainMode mode, std::uint64_t new_steps = 0);
+
+// Writes the run's plots into `dir` as SVG: loss.svg, lr.svg, accuracy_by_length.svg, and
+// bleu_by_length.svg when `bleu` (corpus tasks). Returns the paths written.
+std::vector<std::string> write_curves(const std::string& dir, const TrainResult& result, bool bleu);
 
 // Decodes sentences of the run's task; unknown tokens read as <unk>, with a note on standard error.
 std::vector<models::Hypothesis> translate(Run& run, const std::vector<data::Tokens>& sentences, std::size_t beam);

@@ -1,6 +1,8 @@
 // `attn eval`, `translate`, `heatmap` and `graph`: using a trained checkpoint.
 #include "commands.hpp"
 
+#include "../viz/heads.hpp"
+
 #include <xtensor/xview.hpp>
 
 #include <iostream>
@@ -152,23 +154,99 @@ void add_translate_command(CLI::App& app) {
   });
 }
 
+namespace {
+
+// Which of the Transformer's attentions `heatmap --attention` draws, by layer and head.
+struct LayerChoice {
+  std::string kind = "cross";        // "cross", "decoder-self" or "encoder-self"
+  std::uint64_t layer = 0, head = 0;
+  bool has_layer = false, has_head = false;
+};
+
+// The Transformer's attention of one sentence at a layer: the output decoded greedily,
+// then run once more teacher-forced (the same weights in eval mode), so that forward()
+// gives every layer and head at once. Writes one head, or all heads of the layer as a grid.
+std::string transformer_heatmap(Run& run, const std::string& text, const LayerChoice& c) {
+  const data::Tokens input = tokenize(run.config.at("task"), text);
+  const models::Hypothesis h = translate(run, {input}, 1).front();
+  const nlohmann::json& m = run.config.at("model");
+  const bool encoder = c.kind == "encoder-self";
+  const std::uint64_t layers = m.at(encoder ? "num_encoder_layers" : "num_decoder_layers").get<std::uint64_t>();
+  const std::uint64_t heads = m.at("nhead").get<std::uint64_t>();
+  const std::uint64_t layer = c.has_layer ? c.layer : layers - 1;  // the last layer by default
+  if (layer >= layers)
+    throw ValueError("heatmap: --layer " + std::to_string(layer) + " is out of range: this Transformer has " +
+                     std::to_string(layers) + (encoder ? " encoder" : " decoder") + " layers (--layer 0.." +
+                     std::to_string(layers - 1) + ")");
+  if (c.has_head && c.head >= heads)
+    throw ValueError("heatmap: --head " + std::to_string(c.head) + " is out of range: this Transformer has " +
+                     std::to_string(heads) + " heads (--head 0.." + std::to_string(heads - 1) + ")");
+  data::Batch batch = data::make_batch({data::Example{input, {"x"}, {}}}, run.src_vocab, run.tgt_vocab);
+  Index tgt_in = Index::from_shape({1, h.tokens.size()});  // <bos> + every output token but the last: [1, T]
+  tgt_in(0, 0) = data::Vocab::bos_id;
+  for (std::size_t t = 1; t < h.tokens.size(); ++t) tgt_in(0, t) = h.tokens[t - 1];
+  std::map<std::string, Tensor> all;
+  {
+    no_grad guard;
+    run.model->eval();
+    run.model->forward(batch.src, batch.src_lengths, tgt_in);
+    all = run.model->last_attention();
+  }
+  const std::string name = (encoder ? "encoder." : "decoder.") + std::to_string(layer) +
+                           (c.kind == "cross" ? ".cross" : ".self");
+  const xt::xarray<double> a = xt::view(all.at(name).to_array(), 0, xt::all(), xt::all(), xt::all());  // [H, rows, cols]
+  std::vector<std::string> outputs = output_labels(run, h), inputs_so_far = {"<bos>"};
+  for (std::size_t t = 0; t + 1 < outputs.size(); ++t) inputs_so_far.push_back(outputs[t]);
+  // Rows attend to columns: source to source, output to the decoder's inputs, output to source.
+  const std::vector<std::string>& rows = encoder ? input : outputs;
+  const std::vector<std::string>& cols = c.kind == "decoder-self" ? inputs_so_far : input;
+  viz::HeatmapOptions options;
+  options.title = text + "  ->  " + detokenize(run.config.at("task"), run.tgt_vocab.decode(h.tokens)) + "  (" +
+                  c.kind + " attention, layer " + std::to_string(layer) +
+                  (c.has_head ? ", head " + std::to_string(c.head) : "") + ")";
+  options.x_label = c.kind == "decoder-self" ? "decoder input" : "source";
+  options.y_label = encoder ? "source" : "output";
+  if (c.has_head) return viz::heatmap_svg(xt::xarray<double>(xt::view(a, c.head, xt::all(), xt::all())), rows, cols, options);
+  return viz::heads_svg(a, rows, cols, options);
+}
+
+}  // namespace
+
 void add_heatmap_command(CLI::App& app) {
   struct Options {
     std::string dir, text, out;
+    LayerChoice choice;
   };
   auto o = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand("heatmap", "Write the attention of one translation as an SVG heatmap");
   cmd->add_option("--checkpoint", o->dir)->required();
   cmd->add_option("--out", o->out, "the SVG file to write")->required();
+  cmd->add_option("--attention", o->choice.kind,
+                  "Transformer: cross (default), decoder-self or encoder-self")
+      ->check(CLI::IsMember({"cross", "decoder-self", "encoder-self"}));
+  add_count(cmd, "--layer", o->choice.layer, 0, 1000, "Transformer: the layer to draw, from 0 (default: the last)");
+  add_count(cmd, "--head", o->choice.head, 0, 1000,
+            "Transformer: the head to draw, from 0 (default: every head of the layer, as a grid)");
   cmd->add_option("text", o->text, "the sentence (for the grid captioner: a scene, e.g. \"red square top left\")")
       ->required();
-  cmd->callback([o] {
+  cmd->callback([o, cmd] {
     Run run = load_run(o->dir);
+    o->choice.has_layer = cmd->count("--layer") > 0;
+    o->choice.has_head = cmd->count("--head") > 0;
+    const bool by_layer = o->choice.has_layer || o->choice.has_head || cmd->count("--attention") > 0;
+    if (by_layer && run.model_name() != "transformer")
+      throw ValueError("heatmap: --attention, --layer and --head choose among the Transformer's layers and heads; "
+                       "this model (" + run.model_name() + ") has one attention: leave them out");
     if (run.is_grid()) {  // where the captioner looked for each word, one 3x3 grid per word
       const GridCaption caption = caption_scene(run, o->text);
       viz::HeatmapOptions options;
       options.title = o->text + "  ->  " + caption.text;
       viz::save_text(o->out, viz::attention_grids_svg(caption.attention, caption.words, options));
+      std::cout << "wrote " << o->out << "\n";
+      return;
+    }
+    if (by_layer) {
+      viz::save_text(o->out, transformer_heatmap(run, o->text, o->choice));
       std::cout << "wrote " << o->out << "\n";
       return;
     }

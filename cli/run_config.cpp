@@ -16,7 +16,7 @@ TrainSettings read_train_settings(const nlohmann::json& config, const std::strin
   const bool grid = config.at("model").value("model", "") == "grid";
   const Fields train(top.object("train"), where + ": train");
   train.only({"steps", "batch_size", "lr", "clip_norm", "label_smoothing", "eval_every", "checkpoint_every",
-              "doubly_stochastic"});
+              "doubly_stochastic", "warmup"});
   s.steps = train.count("steps", 1, kMaxSteps);
   s.batch_size = train.count("batch_size", 1, kMaxBatch);
   s.lr = train.real("lr", Bounds::positive());
@@ -25,6 +25,7 @@ TrainSettings read_train_settings(const nlohmann::json& config, const std::strin
   s.eval_every = train.count_or("eval_every", 0, 0, kMaxSteps);
   s.checkpoint_every = train.count_or("checkpoint_every", 0, 0, kMaxSteps);
   s.doubly_stochastic = train.real_or("doubly_stochastic", 0.0, Bounds::non_negative());
+  s.warmup = train.count_or("warmup", 0, 0, kMaxSteps);
   return s;
 }
 

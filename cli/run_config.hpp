@@ -3,7 +3,7 @@
 // "task" section by make_task), so that every command reads a config the same way:
 //   {"format": "attn-checkpoint", "model": {...}, "task": {...}, "seed": 1, "dtype": "float32",
 //    "train": {"steps": 2000, "batch_size": 64, "lr": 0.003, "clip_norm": 1.0, "label_smoothing": 0.0,
-//              "eval_every": 500, "checkpoint_every": 500}}
+//              "eval_every": 500, "checkpoint_every": 500, "warmup": 400}}   (warmup: only when set)
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -17,6 +17,7 @@ struct TrainSettings {
   std::uint64_t seed = 1;
   std::string dtype = "float32";  // or "float64"
   std::uint64_t steps = 0, batch_size = 0, eval_every = 0, checkpoint_every = 0;
+  std::uint64_t warmup = 0;       // steps of the inverse-sqrt warm-up schedule (0: constant lr)
   double lr = 0, clip_norm = 0, label_smoothing = 0;
   double doubly_stochastic = 0;   // the grid captioner's attention penalty
 };

@@ -7,6 +7,7 @@
 #include "progress.hpp"
 #include "run_config.hpp"
 
+#include <cmath>
 #include <filesystem>
 #include <iostream>
 
@@ -28,6 +29,15 @@ void apply_setting(nlohmann::json& model, const std::string& setting) {
     value = text;
   }
   model[key] = value;
+}
+
+std::string format_step(double step) { return std::to_string(static_cast<long long>(step)); }
+
+// Vaswani et al.'s schedule, linear warm-up then 1/sqrt(n) decay, scaled so that its
+// peak, at step `warmup`, is --lr: lr_n = lr * min(n / warmup, sqrt(warmup / n)).
+std::unique_ptr<nn::LRScheduler> warmup_schedule(nn::Optimizer& o, double lr, std::uint64_t warmup) {
+  const double w = static_cast<double>(warmup);
+  return std::make_unique<nn::NoamLR>(o, /*d_model=*/1, static_cast<long>(warmup), /*factor=*/lr * std::sqrt(w));
 }
 
 // The config and vocabularies must be storable as JSON (UTF-8) before training starts.
@@ -94,6 +104,8 @@ TrainResult train_run(nlohmann::json config, const std::string& out, TrainMode m
   options.eval.max_len = decode_limit(config.at("model"), longest);
   models::Trainer trainer(*model, task.split.train, task.src_vocab, task.tgt_vocab, options);
   trainer.set_eval_data(task.split.test);
+  if (s.warmup > 0)  // before load_checkpoint, which replays the schedule to the saved step
+    trainer.set_schedule([lr = s.lr, warmup = s.warmup](nn::Optimizer& o) { return warmup_schedule(o, lr, warmup); });
 
   if (mode == TrainMode::Resume) {
     if (vocab_text(task.src_vocab, task.tgt_vocab) != unit->read_json("vocab.json").dump())
@@ -130,6 +142,7 @@ TrainResult train_run(nlohmann::json config, const std::string& out, TrainMode m
   trainer.on_progress = [&](const models::Progress& p) {
     result.steps.push_back(static_cast<double>(p.step));
     result.losses.push_back(p.loss);
+    result.lrs.push_back(p.lr);
     bar.update(p.step, p.loss, p.accuracy);
   };
   trainer.on_evaluation = [&](const models::Evaluation& e) {
@@ -142,13 +155,59 @@ TrainResult train_run(nlohmann::json config, const std::string& out, TrainMode m
   trainer.train();  // ends with an evaluation and a checkpoint at the last step
   bar.finish();
   result.evaluation = trainer.last_evaluation();
+  const std::vector<std::string> plots = write_curves(out, result, task.config.at("name") == "tsv");
+  std::cout << "plots:";
+  for (const auto& p : plots) std::cout << " " << p;
+  std::cout << std::endl;
   return result;
+}
+
+std::vector<std::string> write_curves(const std::string& dir, const TrainResult& result, bool bleu) {
+  const models::Evaluation& e = result.evaluation;
+  const std::string from =
+      result.steps.empty() || result.steps.front() <= 10 ? "" : " (from step " + format_step(result.steps.front()) + ")";
+  std::vector<std::string> written;
+  auto save = [&](const std::string& name, const std::string& svg) {
+    written.push_back(dir + "/" + name);
+    viz::save_text(written.back(), svg);
+  };
+  viz::LinePlotOptions loss;
+  loss.title = "training loss" + from;
+  loss.x_label = "step";
+  loss.y_label = "cross-entropy";
+  save("loss.svg", viz::line_plot_svg({{"train", result.steps, result.losses}}, loss));
+  viz::LinePlotOptions lr;
+  lr.title = "learning rate" + from;
+  lr.x_label = "step";
+  lr.y_label = "lr";
+  lr.y_from_zero = true;
+  save("lr.svg", viz::line_plot_svg({{"lr", result.steps, result.lrs}}, lr));
+  viz::Series exact{"exact match", {}, {}}, bleu_series{"BLEU", {}, {}};
+  for (const auto& [len, c] : e.by_length) {
+    exact.x.push_back(static_cast<double>(len));
+    exact.y.push_back(100 * c.exact_match());
+    bleu_series.x.push_back(static_cast<double>(len));
+    bleu_series.y.push_back(100 * models::bleu_from_stats(e.bleu_by_length.at(len)).score);
+  }
+  viz::LinePlotOptions by_length;
+  by_length.title = "held-out exact match by source length";
+  by_length.x_label = "source length (tokens)";
+  by_length.y_label = "exact match (%)";
+  by_length.y_from_zero = true;
+  by_length.markers = true;
+  save("accuracy_by_length.svg", viz::line_plot_svg({exact}, by_length));
+  if (bleu) {
+    by_length.title = "held-out BLEU by source length";
+    by_length.y_label = "BLEU";
+    save("bleu_by_length.svg", viz::line_plot_svg({bleu_series}, by_length));
+  }
+  return written;
 }
 
 void add_train_command(CLI::App& app) {
   struct Options {
     std::string model = "bahdanau", task = "reverse", out, resume, dtype = "float32";
-    std::uint64_t steps = 2000, batch_size = 64, eval_every = 500, checkpoint_every = 500;
+    std::uint64_t steps = 2000, batch_size = 64, eval_every = 500, checkpoint_every = 500, warmup = 0;
     double lr = 3e-3, label_smoothing = 0.0, clip = 1.0;
     std::uint64_t seed = 1;
     std::vector<std::string> settings;
@@ -168,7 +227,9 @@ void add_train_command(CLI::App& app) {
       ->capture_default_str();
   add_count(cmd, "--steps", o->steps, 1, kMaxSteps, "optimizer steps in all (with --resume: the new total)");
   add_count(cmd, "--batch-size", o->batch_size, 1, kMaxBatch);
-  add_real(cmd, "--lr", o->lr, Bounds::positive(), "Adam's learning rate");
+  add_real(cmd, "--lr", o->lr, Bounds::positive(), "Adam's learning rate (with --warmup: its peak)");
+  add_count(cmd, "--warmup", o->warmup, 0, kMaxSteps,
+            "steps of linear warm-up to --lr, then lr * sqrt(warmup / step) (Vaswani et al.; 0: constant lr)");
   add_real(cmd, "--clip", o->clip, Bounds::non_negative(), "max gradient norm (0: off)");
   add_real(cmd, "--label-smoothing", o->label_smoothing, {0.0, 1.0, false, true});
   add_count(cmd, "--eval-every", o->eval_every, 0, kMaxSteps, "steps between evaluations (0: at the end only)");
@@ -204,7 +265,7 @@ void add_train_command(CLI::App& app) {
                                "--dtype", "--min-length", "--max-length", "--n-train", "--seed", "--out",
                                "--skip-malformed", "--eval-every", "--checkpoint-every", "--overwrite", "--lowercase",
                                "--split-punctuation", "--char-level", "--valid-fraction", "--test-file", "--min-freq",
-                               "--max-vocab"})
+                               "--max-vocab", "--warmup"})
         if (cmd->count(flag))
           throw ValueError(std::string("train --resume: ") + flag +
                            " cannot change a run (it continues as its config.json describes; only --steps may change)");
@@ -260,7 +321,9 @@ void add_train_command(CLI::App& app) {
                                {"label_smoothing", o->label_smoothing},
                                {"eval_every", o->eval_every},
                                {"checkpoint_every", o->checkpoint_every}}}};
+    if (o->warmup > 0) config["train"]["warmup"] = o->warmup;  // written only when set: older configs stay as they were
     if (o->model == "grid") {
+      if (o->warmup > 0) throw ValueError("--warmup does not apply to --model grid (its trainer has no schedule)");
       if (cmd->count("--label-smoothing")) throw ValueError("--label-smoothing does not apply to --model grid");
       config["train"].erase("label_smoothing");
       return train_grid_run(config, o->out, o->overwrite);

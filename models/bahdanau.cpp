@@ -4,6 +4,8 @@
 #include "checks.hpp"
 #include "../data/vocab.hpp"
 
+#include "../nn/init.hpp"
+
 #include <memory>
 #include <string>
 
@@ -44,13 +46,18 @@ BahdanauSeq2Seq::BahdanauSeq2Seq(const BahdanauConfig& cfg)
   register_module("attention", attention);
   register_module("decoder", decoder);
   register_module("out", out);
+  if (cfg.coverage) {  // only then: checkpoints and random draws of models without coverage stay as they were
+    coverage_weight = zeros({cfg.attention_dim});
+    register_parameter("coverage_weight", coverage_weight);
+    nn::init::uniform_(coverage_weight, -1.0, 1.0);  // as nn::Linear(1, A) would: fan_in = 1
+  }
 }
 
 std::string BahdanauSeq2Seq::extra_repr() const {
   return "src_vocab=" + std::to_string(config.src_vocab) + ", tgt_vocab=" + std::to_string(config.tgt_vocab) +
          ", embed_dim=" + std::to_string(config.embed_dim) + ", encoder_dim=" + std::to_string(config.encoder_dim) +
          ", decoder_dim=" + std::to_string(config.decoder_dim) +
-         ", attention_dim=" + std::to_string(config.attention_dim);
+         ", attention_dim=" + std::to_string(config.attention_dim) + (config.coverage ? ", coverage=true" : "");
 }
 
 DecoderState BahdanauSeq2Seq::start(const Index& src, const std::vector<std::size_t>& src_lengths) {
@@ -65,6 +72,7 @@ DecoderState BahdanauSeq2Seq::start(const Index& src, const std::vector<std::siz
   state.tensors["keys"] = attention.score().precompute_keys(encoded.output);       // W_2 h_j: [B, S, A]
   state.tensors["h"] = tanh(init(summary));                                         // s_0: [B, Hd]
   state.tensors["c"] = zeros({src.shape()[0], config.decoder_dim}, summary.dtype());  // [B, Hd]
+  if (config.coverage) state.tensors["coverage"] = zeros({src.shape()[0], src.shape()[1]}, summary.dtype());  // C_0: [B, S]
   return state;
 }
 
@@ -72,11 +80,15 @@ Tensor BahdanauSeq2Seq::decode(DecoderState& state, const Tensor& y_prev) {
   const Tensor& memory = state.tensors.at("memory");
   Mask padding = nn::padding_mask(lengths_index(state.src_lengths), memory.size(1));  // [B, S], true = padding
   Tensor query = unsqueeze(state.tensors.at("h"), 1);                                 // s_{t-1}: [B, 1, Hd]
-  nn::AttentionOutput a = attention.forward_precomputed(query, state.tensors.at("keys"), memory, padding);
+  Tensor keys = state.tensors.at("keys");                                              // W_2 h_j: [B, S, A]
+  // V C_{t-1,j} depends on j only, so it joins the key side of the additive score.
+  if (config.coverage) keys = keys + unsqueeze(state.tensors.at("coverage"), 2) * coverage_weight;  // [B, S, 1] * [A]
+  nn::AttentionOutput a = attention.forward_precomputed(query, keys, memory, padding);
   Tensor context = select(a.context, 1, 0);                                           // c_t: [B, 2 * He]
   nn::LSTMState s = decoder(concat({y_prev, context}, 1), {state.tensors.at("h"), state.tensors.at("c")});
   state.tensors["h"] = s.h;                                                           // s_t: [B, Hd]
   state.tensors["c"] = s.c;
+  if (config.coverage) state.tensors["coverage"] = state.tensors.at("coverage") + select(a.weights, 1, 0);  // C_t: [B, S]
   state.attention["attention"] = select(a.weights, 1, 0).detach();                   // a_tj: [B, S]
   return concat({s.h, context, y_prev}, 1);                                           // [B, Hd + 2 He + E]
 }

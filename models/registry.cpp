@@ -69,9 +69,12 @@ json bahdanau_fields(const json& in, BahdanauConfig& c) {
   f.read("encoder_dim", c.encoder_dim);
   f.read("decoder_dim", c.decoder_dim);
   f.read("attention_dim", c.attention_dim);
+  f.read("coverage", c.coverage);
   f.check_unknown();
-  return {{"model", "bahdanau"},         {"embed_dim", c.embed_dim},         {"encoder_dim", c.encoder_dim},
-          {"decoder_dim", c.decoder_dim}, {"attention_dim", c.attention_dim}};
+  json out = {{"model", "bahdanau"},         {"embed_dim", c.embed_dim},         {"encoder_dim", c.encoder_dim},
+              {"decoder_dim", c.decoder_dim}, {"attention_dim", c.attention_dim}};
+  if (c.coverage) out["coverage"] = true;  // written only when set: older configs stay as they were
+  return out;
 }
 
 json luong_fields(const json& in, LuongConfig& c, const std::string& name) {

@@ -92,36 +92,66 @@ std::string heatmap_svg(const xt::xarray<double>& values, const std::vector<std:
 }
 
 std::string terminal_heatmap(const xt::xarray<double>& values, const std::vector<std::string>& row_labels,
-                             const std::vector<std::string>& col_labels) {
+                             const std::vector<std::string>& col_labels, std::size_t max_width) {
   check_labels(values, row_labels, col_labels, "terminal_heatmap");
   static const char* shades[] = {" ", "\u2591", "\u2592", "\u2593", "\u2588"};  // " ░▒▓█"
-  std::size_t label_w = 1, cell_w = 2;
+  std::size_t label_w = 1, longest = 1;
   for (const auto& l : row_labels) label_w = std::max(label_w, display_width(l));
-  for (const auto& l : col_labels) cell_w = std::max(cell_w, display_width(l) + 1);
-  cell_w = std::min<std::size_t>(cell_w, 6);
+  std::vector<std::string> cols;
+  for (const auto& l : col_labels) {
+    cols.push_back(visible(l));
+    longest = std::max(longest, display_width(cols.back()));
+  }
+  // Each column is as wide as its word plus a space; if that is too wide for max_width,
+  // words longer than `wrap` code points are wrapped over several header lines.
+  auto widths = [&](std::size_t wrap) {
+    std::vector<std::size_t> w;
+    for (const auto& l : cols) w.push_back(std::max<std::size_t>(std::min(display_width(l), wrap), 1) + 1);
+    return w;
+  };
+  std::size_t wrap = longest;
+  auto total = [&](std::size_t wrap) {
+    std::size_t t = label_w + 2;
+    for (std::size_t w : widths(wrap)) t += w;
+    return t;
+  };
+  while (wrap > 2 && total(wrap) > max_width) --wrap;
+  const std::vector<std::size_t> cell_w = widths(wrap);
+  // The header lines: piece k of every word (pieces of `wrap` code points, never inside a UTF-8 character).
+  std::vector<std::vector<std::string>> pieces(cols.size());
+  std::size_t header_lines = 1;
+  for (std::size_t c = 0; c < cols.size(); ++c) {
+    const std::string& l = cols[c];
+    for (std::size_t begin = 0; begin < l.size();) {
+      std::size_t end = begin;
+      for (std::size_t n = 0; end < l.size() && n < wrap; ++n)
+        for (++end; end < l.size() && (static_cast<unsigned char>(l[end]) & 0xC0) == 0x80;) ++end;
+      pieces[c].push_back(l.substr(begin, end - begin));
+      begin = end;
+    }
+    header_lines = std::max(header_lines, pieces[c].size());
+  }
   auto pad = [](const std::string& s, std::size_t w, bool right) {
     const std::size_t n = display_width(s);
     std::string fill(w > n ? w - n : 0, ' ');
     return right ? fill + s : s + fill;
   };
   std::ostringstream os;
-  os << std::string(label_w, ' ') << " \u2502";
-  for (const auto& label : col_labels) {  // cut to the cell by code points, never inside a UTF-8 character
-    const std::string l = visible(label);
-    std::size_t end = 0;
-    for (std::size_t n = 0; end < l.size() && n < cell_w - 1; ++n)
-      for (++end; end < l.size() && (static_cast<unsigned char>(l[end]) & 0xC0) == 0x80;) ++end;
-    os << pad(l.substr(0, end), cell_w, false);
+  for (std::size_t k = 0; k < header_lines; ++k) {
+    os << std::string(label_w, ' ') << " \u2502";
+    for (std::size_t c = 0; c < cols.size(); ++c) os << pad(k < pieces[c].size() ? pieces[c][k] : "", cell_w[c], false);
+    os << "\n";
   }
-  os << "\n" << std::string(label_w, ' ') << " \u253c";
-  for (std::size_t c = 0; c < col_labels.size() * cell_w; ++c) os << "\u2500";
+  os << std::string(label_w, ' ') << " \u253c";
+  for (std::size_t w : cell_w)
+    for (std::size_t k = 0; k < w; ++k) os << "\u2500";
   os << "\n";
   for (std::size_t r = 0; r < row_labels.size(); ++r) {
     os << pad(row_labels[r], label_w, true) << " \u2502";
-    for (std::size_t c = 0; c < col_labels.size(); ++c) {
+    for (std::size_t c = 0; c < cols.size(); ++c) {
       const double v = std::clamp(values(r, c), 0.0, 1.0);
       const int level = std::isfinite(values(r, c)) ? std::min(4, static_cast<int>(std::lround(v * 4))) : 0;
-      for (std::size_t k = 0; k + 1 < cell_w; ++k) os << shades[level];
+      for (std::size_t k = 0; k + 1 < cell_w[c]; ++k) os << shades[level];
       os << " ";
     }
     os << "\n";

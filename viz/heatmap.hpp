@@ -26,8 +26,10 @@ std::string heatmap_svg(const xt::xarray<double>& values, const std::vector<std:
                         const std::vector<std::string>& col_labels, const HeatmapOptions& options = {});
 
 // The heatmap for a terminal: one row of shaded cells per output token,
-// " ░▒▓█" from 0 to 1, the source tokens as column headers.
+// " ░▒▓█" from 0 to 1, the source tokens as column headers, whole: each column is
+// as wide as its word, and when that would pass max_width characters, long words
+// are wrapped over several header lines instead.
 std::string terminal_heatmap(const xt::xarray<double>& values, const std::vector<std::string>& row_labels,
-                             const std::vector<std::string>& col_labels);
+                             const std::vector<std::string>& col_labels, std::size_t max_width = 100);
 
 }  // namespace attn::viz

@@ -8,6 +8,7 @@
 #pragma once
 
 #include "grid_plot.hpp"
+#include "heads.hpp"
 #include "heatmap.hpp"
 #include "line_plot.hpp"
 #include "svg.hpp"

@@ -8,6 +8,7 @@ few steps: the whole file takes seconds. Every failure must be ONE line on
 standard error starting "attn: error:", with a non-zero exit status, never a
 crash, a stack trace or "terminate called".
 """
+import json
 import os
 import shutil
 import sys
@@ -83,7 +84,10 @@ class Help(CliTest):
 
 class Train(CliTest):
     def test_run_dir_files(self):
-        self.assertEqual(sorted(os.listdir(self.run_dir)), ["checkpoint", "lock"])
+        self.assertEqual(sorted(os.listdir(self.run_dir)),
+                         ["accuracy_by_length.svg", "checkpoint", "lock", "loss.svg", "lr.svg"])
+        for plot in ("accuracy_by_length.svg", "loss.svg", "lr.svg"):  # the run's plots, as demo writes them
+            self.check_svg(os.path.join(self.run_dir, plot))
         self.assertEqual(sorted(os.listdir(common.unit(self.run_dir))),
                          ["config.json", "manifest.json", "model.npz", "model.trainer.npz", "vocab.json"])
         import json
@@ -165,8 +169,99 @@ class Train(CliTest):
         self.ok("train", "--task", "corpus.tsv", "--steps", "3", "--batch-size", "4", "--set", "embed_dim=4",
                 "--set", "encoder_dim=4", "--set", "decoder_dim=4", "--set", "attention_dim=4",
                 "--out", "corpus_run", cwd=self.tmp)
+        self.check_svg(self.path("corpus_run", "bleu_by_length.svg"))  # corpus tasks: BLEU by length too
         # The corpus is found from any folder: its absolute path is in config.json.
         self.assertIn("test sentences", self.ok("eval", "--checkpoint", self.path("corpus_run")))
+
+
+class Issue21(CliTest):
+    """Coverage in the Bahdanau model, the warm-up schedule, the run's plots, heatmaps by layer and head."""
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.transformer = cls.path("transformer")  # 2 encoder and 2 decoder layers of 2 heads
+        status, out, err = attn("train", "--model", "transformer", "--set", "d_model=8", "--set", "nhead=2",
+                                "--set", "dim_feedforward=16", "--set", "num_encoder_layers=2",
+                                "--set", "num_decoder_layers=2", "--task", "reverse", "--max-length", "6",
+                                "--n-train", "50", "--steps", "2", "--batch-size", "4", "--out", cls.transformer)
+        assert status == 0, err
+
+    def config(self, run):
+        with open(os.path.join(common.unit(run), "config.json")) as f:
+            return json.load(f)
+
+    def test_bahdanau_with_coverage(self):
+        run = self.path("coverage")
+        out = self.ok("train", *TINY, "--set", "coverage=true", "--steps", "6", "--out", run)
+        self.assertIn("training bahdanau", out)
+        self.assertIs(self.config(run)["model"]["coverage"], True)
+        self.assertIn("coverage_weight.npy", npz_arrays(os.path.join(common.unit(run), "model.npz")))
+        self.assertNotIn("coverage", self.config(self.run_dir)["model"])  # off by default: older configs unchanged
+        self.assertIn("1 2 3  ->  ", self.ok("translate", "--checkpoint", run, "--beam", "2", "1 2 3"))
+        self.fails("train", *TINY, "--set", "coverage=maybe", "--out", self.path("x"), message="'coverage'")
+
+    def test_warmup_is_recorded_and_resumed(self):
+        args = [*TINY, "--set", "coverage=true", "--warmup", "6", "--lr", "0.01"]
+        Train.assert_resume_matches(self, args, "warmup")  # bit for bit: the schedule resumes at its step
+        self.assertEqual(self.config(self.path("warmup_whole"))["train"]["warmup"], 6)
+        self.assertNotIn("warmup", self.config(self.run_dir)["train"])
+        # The learning rate rises to --lr at step 6, then falls as 1/sqrt(step).
+        run = self.path("warmup_plot")
+        self.ok("train", *TINY, "--warmup", "30", "--lr", "0.01", "--steps", "80", "--out", run)
+        points = [p for p in self.check_svg(os.path.join(run, "lr.svg")).iter(SVG + "polyline")][0].get("points")
+        ys = [float(p.split(",")[1]) for p in points.split()]  # SVG's y grows downwards
+        self.assertEqual(len(ys), 8)                           # one point per report, every 10 steps
+        self.assertEqual(ys.index(min(ys)), 2)                 # the peak at step 30
+        self.assertTrue(all(a > b for a, b in zip(ys[:3], ys[1:3])))
+        self.assertTrue(all(a < b for a, b in zip(ys[2:], ys[3:])))
+        self.fails("train", "--resume", run, "--warmup", "5", "--steps", "90", message="--warmup cannot change a run")
+        self.fails("train", *TINY, "--warmup", "-3", "--out", self.path("x"), message="--warmup")
+        self.fails("train", "--model", "grid", "--task", "grid", "--warmup", "5", "--out", self.path("x"),
+                   message="--warmup does not apply to --model grid")
+
+    def heatmap_cells(self, *args):
+        svg = self.path("layer.svg")
+        self.assertIn("wrote", self.ok("heatmap", "--checkpoint", self.transformer, *args, "--out", svg))
+        root = self.check_svg(svg)
+        return root, [r for r in root.iter(SVG + "rect") if r.find(SVG + "title") is not None]
+
+    def test_heatmap_by_layer_and_head(self):
+        root, cells = self.heatmap_cells("--layer", "1", "--head", "0", "1 2 3")
+        self.assertEqual(len(cells) % 3, 0)  # output steps x 3 source tokens
+        self.assertIn("cross attention, layer 1, head 0", "".join(root.itertext()))
+        root, cells = self.heatmap_cells("--attention", "encoder-self", "--layer", "0", "--head", "1", "1 2 3 4")
+        self.assertEqual(len(cells), 16)  # source x source
+        root, grid = self.heatmap_cells("--attention", "decoder-self", "--layer", "0", "1 2 3")
+        self.assertEqual(len(root.findall(SVG + "svg")), 2)  # no --head: every head of the layer, as a grid
+        steps = len(grid) // 2
+        self.assertEqual(int(round(steps ** 0.5)) ** 2, steps)  # each head: outputs x decoder inputs, square
+        root, grid = self.heatmap_cells("--attention", "encoder-self", "1 2 3")  # the last layer by default
+        self.assertEqual(len(grid), 2 * 9)
+        self.assertIn("head 1", "".join(root.itertext()))
+
+    def test_heatmap_bad_layer_and_head(self):
+        base = ("heatmap", "--checkpoint", self.transformer, "--out", self.path("x.svg"), "1 2 3")
+        self.fails(*base, "--layer", "2", message=("--layer 2 is out of range", "2 decoder layers", "--layer 0..1"))
+        self.fails(*base, "--attention", "encoder-self", "--layer", "7",
+                   message=("--layer 7", "2 encoder layers", "--layer 0..1"))
+        self.fails(*base, "--head", "2", message=("--head 2 is out of range", "2 heads", "--head 0..1"))
+        self.fails(*base, "--layer", "-1", message="--layer")
+        self.fails(*base, "--attention", "sideways", message="--attention")
+        self.fails("heatmap", "--checkpoint", self.run_dir, "--out", self.path("x.svg"), "--layer", "0", "1 2",
+                   message=("Transformer", "bahdanau"))
+        self.assertFalse(os.path.exists(self.path("x.svg")))
+
+    def test_terminal_heatmap_shows_whole_words(self):
+        corpus = self.path("words.tsv")
+        with open(corpus, "w") as f:
+            f.write("permission denied\tautorisation refusée\nno such directory\taucun dossier\n" * 4)
+        run = self.path("words")
+        self.ok("train", "--task", corpus, "--steps", "2", "--batch-size", "4", "--set", "embed_dim=4",
+                "--set", "encoder_dim=4", "--set", "decoder_dim=4", "--set", "attention_dim=4", "--out", run)
+        out = self.ok("translate", "--checkpoint", run, "--show-attention", "permission denied")
+        header = [line for line in out.split("\n") if "\u2502" in line][0]
+        self.assertIn("permission denied", header)  # not "permi denie"
 
 
 class Inspect(CliTest):

@@ -4,6 +4,8 @@
 #include "tiny.hpp"
 
 #include "models/bahdanau.hpp"
+#include "models/registry.hpp"
+#include "nn/loss.hpp"
 #include "reversal.hpp"
 
 #include <xtensor/xview.hpp>
@@ -140,4 +142,119 @@ TEST_CASE("BahdanauSeq2Seq learns reversal, and its attention finds the alignmen
   // Accuracy does not collapse with length: every length of 12 or more is right at least 90% of the time.
   for (const auto& [length, counts] : e.by_length)
     if (length >= 12) CHECK(counts.exact_match() >= 0.9);
+}
+
+// ---- coverage (Tu et al. 2016) ------------------------------------------------
+
+namespace {
+
+BahdanauConfig coverage_config() {
+  BahdanauConfig c = tiny_config();
+  c.coverage = true;
+  return c;
+}
+
+// e_j = v^T tanh(W_1 s + W_2 h_j + V C_j), softmax over the first `length` j, by hand.
+xt::xarray<double> attention_by_hand(BahdanauSeq2Seq& m, const xt::xarray<double>& s, const xt::xarray<double>& h,
+                                     const xt::xarray<double>& C, std::size_t length) {
+  const auto& score = dynamic_cast<const attn::nn::AdditiveScore&>(m.attention.score());
+  const xt::xarray<double> w1 = score.W1.to_array(), W2 = score.W2.to_array(), v = score.v.to_array(),
+                           V = m.coverage_weight.to_array();
+  const std::size_t A = v.size(), S = h.shape()[0];
+  xt::xarray<double> a = xt::zeros<double>({S});
+  double total = 0;
+  for (std::size_t j = 0; j < length; ++j) {
+    double e = 0;
+    for (std::size_t k = 0; k < A; ++k) {
+      double z = V(k) * C(j);
+      for (std::size_t i = 0; i < s.size(); ++i) z += w1(k, i) * s(i);
+      for (std::size_t i = 0; i < h.shape()[1]; ++i) z += W2(k, i) * h(j, i);
+      e += v(k) * std::tanh(z);
+    }
+    a(j) = std::exp(e);
+    total += a(j);
+  }
+  return a / total;
+}
+
+}  // namespace
+
+TEST_CASE("BahdanauSeq2Seq with coverage: one more parameter, none without it") {
+  attn::manual_seed(8);
+  BahdanauSeq2Seq plain(tiny_config()), covered(coverage_config());
+  CHECK(covered.parameters().size() == plain.parameters().size() + 1);
+  CHECK(covered.coverage_weight.shape() == attn::Shape{3});
+  CHECK_FALSE(plain.coverage_weight.defined());
+  CHECK(covered.extra_repr().find("coverage=true") != std::string::npos);
+  CHECK(plain.extra_repr().find("coverage") == std::string::npos);
+  // Without coverage the random draws are those of before: the same seed, the same model.
+  attn::manual_seed(8);
+  BahdanauSeq2Seq again(tiny_config());
+  test::TinyBatch batch;
+  CHECK(test::allclose(again.forward(batch.src, batch.src_lengths, batch.tgt_in),
+                       plain.forward(batch.src, batch.src_lengths, batch.tgt_in), 0.0));
+}
+
+TEST_CASE("BahdanauSeq2Seq with coverage: C_t = C_{t-1} + a_t enters the score, by hand") {
+  attn::manual_seed(9);
+  BahdanauSeq2Seq model(coverage_config());
+  test::TinyBatch batch;
+  auto state = model.start(batch.src, batch.src_lengths);
+  CHECK(xt::amax(xt::abs(state.tensors.at("coverage").to_array()))() == 0.0);  // C_0 = 0
+  const xt::xarray<double> memory = state.tensors.at("memory").to_array();      // [B, S, 2 He]
+  xt::xarray<double> C = xt::zeros<double>({2, 4});
+  for (std::size_t t = 0; t < 3; ++t) {
+    const xt::xarray<double> s_prev = state.tensors.at("h").to_array();  // s_{t-1}: [B, Hd]
+    attn::Index prefix = attn::Index::from_shape({2, t + 1});
+    for (std::size_t b = 0; b < 2; ++b)
+      for (std::size_t j = 0; j <= t; ++j) prefix(b, j) = batch.tgt_in(b, j);
+    model.step(state, prefix);
+    const xt::xarray<double> a = state.attention.at("attention").to_array();  // [B, S]
+    for (std::size_t b = 0; b < 2; ++b) {
+      const xt::xarray<double> hand =
+          attention_by_hand(model, xt::view(s_prev, b, xt::all()), xt::view(memory, b, xt::all(), xt::all()),
+                            xt::view(C, b, xt::all()), batch.src_lengths[b]);
+      for (std::size_t j = 0; j < 4; ++j) CHECK(a(b, j) == doctest::Approx(hand(j)).epsilon(1e-12));
+    }
+    C += a;
+    const xt::xarray<double> coverage = state.tensors.at("coverage").to_array();
+    for (std::size_t b = 0; b < 2; ++b)
+      for (std::size_t j = 0; j < 4; ++j) CHECK(coverage(b, j) == doctest::Approx(C(b, j)).epsilon(1e-12));
+  }
+  // After 3 steps every valid row of C sums to 3 (each step's weights sum to 1); padding stays at 0.
+  CHECK(C(0, 0) + C(0, 1) + C(0, 2) + C(0, 3) == doctest::Approx(3.0).epsilon(1e-12));
+  CHECK(C(1, 2) == 0.0);
+  CHECK(C(1, 3) == 0.0);
+  // The coverage term changes the weights: with V = 0 the model is the plain one.
+  const xt::xarray<double> with_coverage = model.forward(batch.src, batch.src_lengths, batch.tgt_in).to_array();
+  model.coverage_weight.data<double>() = xt::zeros<double>({3});
+  const xt::xarray<double> without = model.forward(batch.src, batch.src_lengths, batch.tgt_in).to_array();
+  CHECK(xt::amax(xt::abs(with_coverage - without))() > 1e-6);
+}
+
+TEST_CASE("BahdanauSeq2Seq with coverage: gradcheck of the loss, step() against forward()") {
+  attn::manual_seed(10);
+  BahdanauSeq2Seq model(coverage_config());
+  test::TinyBatch batch;
+  const attn::Index targets = {3, 4, 2, 4, 2, 2};  // tgt_out of both rows, flattened: [B * T]
+  std::vector<Tensor> params = model.parameters();
+  auto loss = [&](const std::vector<Tensor>&) {
+    Tensor logits = model.forward(batch.src, batch.src_lengths, batch.tgt_in);  // [B, T, V]
+    return attn::nn::cross_entropy(attn::reshape(logits, {6, 5}), targets);
+  };
+  const attn::GradcheckReport report = attn::gradcheck(loss, params);
+  INFO(report.str());
+  CHECK(report.ok);
+  CHECK(test::max_step_forward_difference(model, batch) < 1e-10);
+}
+
+TEST_CASE("BahdanauSeq2Seq with coverage: the registry's config field") {
+  using nlohmann::json;
+  CHECK_FALSE(attn::models::default_model_config("bahdanau").contains("coverage"));  // older configs unchanged
+  json config = {{"model", "bahdanau"}, {"embed_dim", 3}, {"encoder_dim", 3}, {"decoder_dim", 4},
+                 {"attention_dim", 3}, {"coverage", true}};
+  auto model = attn::models::make_model(config, 5, 5);
+  CHECK(dynamic_cast<BahdanauSeq2Seq&>(*model).config.coverage);
+  config["coverage"] = 1;
+  CHECK_THROWS_WITH_SUBSTR(attn::models::make_model(config, 5, 5), attn::ValueError, "'coverage' has the wrong type");
 }

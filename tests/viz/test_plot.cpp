@@ -50,6 +50,35 @@ TEST_CASE("terminal_heatmap shades from blank to full block") {
   CHECK(row2.find("\u2588") != std::string::npos);
 }
 
+TEST_CASE("terminal_heatmap shows whole words: columns as wide as their word, wrapped past max_width") {
+  xt::xarray<double> w = {{1.0, 0.0, 0.0}, {0.0, 0.5, 0.5}};
+  const std::string text = viz::terminal_heatmap(w, {"aucun", "fichier"}, {"no", "such", "directory"});
+  std::istringstream lines(text);
+  std::string header, rule, row1;
+  std::getline(lines, header), std::getline(lines, rule), std::getline(lines, row1);
+  CHECK(header == "        \u2502no such directory ");  // one header line: every word whole
+  CHECK(row1 == "  aucun \u2502\u2588\u2588                ");
+  // 30 columns of 12-letter words cannot fit in 100 characters: the words wrap, none is cut.
+  std::vector<std::string> words;
+  for (int i = 0; i < 30; ++i) words.push_back("abcdefghij" + std::to_string(10 + i));
+  const std::string wide = viz::terminal_heatmap(xt::zeros<double>({std::size_t(1), std::size_t(30)}), {"x"}, words, 120);
+  std::istringstream wide_lines(wide);
+  std::vector<std::string> all;
+  for (std::string line; std::getline(wide_lines, line);) all.push_back(line);
+  const std::size_t rule_line = all.size() - 2;  // the rule sits between the headers and the one row
+  CHECK(all[rule_line].find("\u253c") != std::string::npos);
+  CHECK(rule_line == 6);  // columns of 3 would need 123 characters: 12 letters in pieces of 2, six header lines
+  for (const auto& line : all) {
+    std::size_t chars = 0;
+    for (unsigned char c : line) chars += (c & 0xC0) != 0x80;
+    CHECK(chars <= 120);
+  }
+  // Reading the header lines column by column gives each word back whole.
+  std::string first;
+  for (std::size_t k = 0; k < rule_line; ++k) first += all[k].substr(all[k].find("\u2502") + 3, 2);
+  CHECK(first == "abcdefghij10");
+}
+
 TEST_CASE("save_text writes the file and reports a bad path") {
   viz::save_text("test_plot_out.svg", "<svg/>");
   std::ifstream in("test_plot_out.svg");
