@@ -20,6 +20,7 @@
 #include "nn/attention/attention.hpp"
 #include "nn/attention/local.hpp"
 #include "nn/attention/masks.hpp"
+#include "nn/attention/monotonic.hpp"
 #include "nn/attention/multihead.hpp"
 #include "nn/attention/positional.hpp"
 #include "nn/attention/score.hpp"
