@@ -62,6 +62,7 @@
 #include "models/grid_train.hpp"
 #include "models/luong.hpp"
 #include "models/metrics.hpp"
+#include "models/monotonic.hpp"
 #include "models/seq2seq.hpp"
 #include "models/seq2seq_plain.hpp"
 #include "models/trainer.hpp"
