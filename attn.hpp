@@ -55,6 +55,7 @@
 #include "models/bahdanau.hpp"
 #include "models/grid_captioner.hpp"
 #include "models/luong.hpp"
+#include "models/monotonic.hpp"
 #include "models/registry.hpp"
 #include "models/seq2seq.hpp"
 #include "models/seq2seq_plain.hpp"

@@ -221,7 +221,7 @@ void add_train_command(CLI::App& app) {
   };
   auto o = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand("train", "Train a chapter's model on a task; checkpoints go to --out");
-  cmd->add_option("--model", o->model, "seq2seq, bahdanau, luong, luong-local, transformer, or grid (with --task grid)")
+  cmd->add_option("--model", o->model, "seq2seq, bahdanau, luong, luong-local, transformer, monotonic, or grid (with --task grid)")
       ->capture_default_str();
   cmd->add_option("--task", o->task, "copy, reverse, sort, dates, grid, or a FILE.tsv of source<TAB>target lines")
       ->capture_default_str();

@@ -2,6 +2,7 @@
 
 #include "bahdanau.hpp"
 #include "luong.hpp"
+#include "monotonic.hpp"
 #include "seq2seq_plain.hpp"
 #include "transformer_seq2seq.hpp"
 
@@ -77,6 +78,20 @@ json bahdanau_fields(const json& in, BahdanauConfig& c) {
   return out;
 }
 
+json monotonic_fields(const json& in, MonotonicConfig& c) {
+  Fields f(in, "monotonic");
+  f.read("embed_dim", c.embed_dim);
+  f.read("encoder_dim", c.encoder_dim);
+  f.read("decoder_dim", c.decoder_dim);
+  f.read("attention_dim", c.attention_dim);
+  f.read("noise_std", c.noise_std);
+  f.read("offset_init", c.offset_init);
+  f.check_unknown();
+  return {{"model", "monotonic"},         {"embed_dim", c.embed_dim},         {"encoder_dim", c.encoder_dim},
+          {"decoder_dim", c.decoder_dim}, {"attention_dim", c.attention_dim}, {"noise_std", c.noise_std},
+          {"offset_init", c.offset_init}};
+}
+
 json luong_fields(const json& in, LuongConfig& c, const std::string& name) {
   Fields f(in, name);
   std::string score = luong_score_name(c.score), attention = luong_attention_name(c.attention);
@@ -146,7 +161,7 @@ std::string name_of(const json& config) {
 }  // namespace
 
 const std::vector<std::string>& model_names() {
-  static const std::vector<std::string> names = {"seq2seq", "bahdanau", "luong", "luong-local", "transformer"};
+  static const std::vector<std::string> names = {"seq2seq", "bahdanau", "luong", "luong-local", "transformer", "monotonic"};
   return names;
 }
 
@@ -164,6 +179,10 @@ nlohmann::json default_model_config(const std::string& name) {
   if (name == "transformer") {
     TransformerConfig c;
     return transformer_fields(config, c);
+  }
+  if (name == "monotonic") {
+    MonotonicConfig c;
+    return monotonic_fields(config, c);
   }
   LuongConfig c;
   if (name == "luong-local") c.attention = LuongAttention::LocalP;
@@ -189,6 +208,12 @@ std::unique_ptr<Seq2Seq> make_model(const nlohmann::json& config, std::size_t sr
     transformer_fields(config, c);
     c.src_vocab = src_vocab, c.tgt_vocab = tgt_vocab;
     return std::make_unique<TransformerSeq2Seq>(c);
+  }
+  if (name == "monotonic") {
+    MonotonicConfig c;
+    monotonic_fields(config, c);
+    c.src_vocab = src_vocab, c.tgt_vocab = tgt_vocab;
+    return std::make_unique<MonotonicSeq2Seq>(c);
   }
   LuongConfig c;
   if (name == "luong-local") c.attention = LuongAttention::LocalP;

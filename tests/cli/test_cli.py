@@ -148,6 +148,22 @@ class Train(CliTest):
                           "--steps", "3", "--batch-size", "4", "--out", self.path("every_" + model))
             self.assertIn("training " + model, out)
 
+    def test_monotonic_trains_translates_evaluates_and_draws(self):
+        run = self.path("monotonic")
+        out = self.ok("train", "--model", "monotonic", "--set", "embed_dim=4", "--set", "encoder_dim=4",
+                      "--set", "decoder_dim=8", "--set", "attention_dim=4", "--set", "noise_std=0.5", "--task", "copy",
+                      "--max-length", "6", "--n-train", "100", "--steps", "3", "--batch-size", "4", "--out", run)
+        self.assertIn("training monotonic", out)
+        self.assertIn("test sentences: exact match", self.ok("eval", "--checkpoint", run))
+        out = self.ok("translate", "--checkpoint", run, "--show-attention", "1 2 3 4 5")
+        self.assertIn("1 2 3 4 5  ->  ", out)
+        self.assertIn("1 2 3  ->  ", self.ok("translate", "--checkpoint", run, "--beam", "2", "1 2 3"))
+        svg = self.path("monotonic.svg")
+        self.assertIn("wrote", self.ok("heatmap", "--checkpoint", run, "1 2 3 4 5", "--out", svg))
+        self.check_svg(svg)
+        self.fails("train", "--model", "monotonic", "--set", "noise_std=-1", "--task", "copy", "--steps", "1",
+                   "--out", self.path("monotonic_bad"), message="noise_std must be >= 0")
+
     def test_transformer_decodes_within_its_positions(self):
         # max_len 8 covers <bos> + 6 tokens + <eos>: the evaluation at the end must not decode past it.
         run = self.path("short_transformer")
