@@ -82,7 +82,10 @@ RunResult Engine::run(const std::string& code) {
     return r;
   }
   r.made_ptu = true;
-  if (ptu->TUPart) r.declared = defined_names(*ptu->TUPart);
+  if (ptu->TUPart) {
+    r.declared = defined_names(*ptu->TUPart);
+    r.lambdas = has_lambda(*ptu->TUPart);
+  }
   try {
     if (auto err = impl_->interp->Execute(*ptu)) {
       r.status = RunResult::Status::runtime_error;

@@ -19,6 +19,7 @@ struct RunResult {
   std::string diagnostics;         // the compiler's warnings and errors, as it prints them
   std::string ename, evalue;       // for runtime_error, exception, interrupted
   std::set<std::string> declared;  // names the input defined (cell_names.hpp)
+  bool lambdas = false;            // the input contains a lambda (cell_names.hpp: has_lambda)
 };
 
 class Engine {

@@ -211,6 +211,21 @@ class Kernel(unittest.TestCase):
         # The old definition is still there and still works.
         self.assertEqual(text(self.ok('std::cout << rate << "\\n";')), "0.5\n")
 
+    def test_rerun_of_a_cell_with_a_lambda_is_refused(self):
+        # Chapter 3's train_luong: a function holding lambdas, returning a struct
+        # of the cell before. clang 19 cannot take a lambda back: rerun after
+        # Undo either ran the old lambda or ended the kernel. Refused instead.
+        self.ok("#include <functional>\n#include <memory>\n"
+                "struct LambdaRun { std::unique_ptr<int> p; std::function<int(int)> g; };")
+        self.ok("LambdaRun make_lambda_run(int n) {\n  LambdaRun r;\n  r.p = std::make_unique<int>(n);\n"
+                "  r.g = [&](int x) { return x + n; };\n  return r;\n}")
+        reply = self.fails("LambdaRun make_lambda_run(int n) {\n  LambdaRun r;\n  r.p = std::make_unique<int>(n);\n"
+                           "  r.g = [&](int x) { return x + 2 * n; };\n  return r;\n}", "RedefinitionError")
+        self.assertIn("make_lambda_run", reply["evalue"])
+        self.assertIn("lambda", reply["evalue"])
+        self.assertIn("Restart & Run All", reply["evalue"])
+        self.assertEqual(text(self.ok('std::cout << *make_lambda_run(3).p << "\\n";')), "3\n")
+
     def test_undo(self):
         self.ok("int undone_value = 1;")
         self.ok('std::cout << undone_value << "\\n";')
