@@ -11,9 +11,15 @@
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include <atomic>
+#include <csetjmp>
+#include <csignal>
 #include <cxxabi.h>
+#include <pthread.h>
 #include <stdexcept>
+#include <cstring>
 #include <typeinfo>
+#include <vector>
 
 namespace kernel {
 
@@ -40,6 +46,53 @@ std::unique_ptr<clang::Interpreter> make_interpreter(const std::vector<std::stri
   return std::move(*interp);
 }
 
+// A fault in the cell's code (null pointer, stack overflow, integer division
+// by zero, a trap) jumps back to Engine::run from the signal handler, which
+// runs on its own stack; faults elsewhere end the process as before.
+sigjmp_buf fault_jump;
+std::atomic<bool> fault_armed{false};
+pthread_t fault_thread;
+volatile sig_atomic_t fault_signal = 0;
+
+void on_fault(int sig, siginfo_t*, void*) {
+  if (fault_armed.load() && pthread_equal(pthread_self(), fault_thread)) {
+    fault_armed = false;
+    fault_signal = sig;
+    siglongjmp(fault_jump, 1);
+  }
+  signal(sig, SIG_DFL);  // not a cell's fault: the default action (the kernel dies, Jupyter restarts it)
+  raise(sig);
+}
+
+void install_fault_handlers() {
+  struct sigaction action {};
+  action.sa_sigaction = on_fault;
+  action.sa_flags = SA_SIGINFO | SA_ONSTACK;
+  sigemptyset(&action.sa_mask);
+  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL}) sigaction(sig, &action, nullptr);
+}
+
+// The handler needs a stack of its own on the thread that runs cells (a stack overflow has none left).
+void ensure_signal_stack() {
+  static thread_local bool done = false;
+  if (done) return;
+  static thread_local std::vector<char> stack(1 << 16);
+  stack_t ss{};
+  ss.ss_sp = stack.data();
+  ss.ss_size = stack.size();
+  sigaltstack(&ss, nullptr);
+  done = true;
+}
+
+const char* fault_name(int sig) {
+  switch (sig) {
+    case SIGSEGV: return "SegmentationFault";
+    case SIGBUS: return "BusError";
+    case SIGFPE: return "FloatingPointError";
+    default: return "IllegalInstruction";
+  }
+}
+
 }  // namespace
 
 struct Engine::Impl {
@@ -59,6 +112,7 @@ Engine::Engine(const std::vector<std::string>& args) : impl_(std::make_unique<Im
   auto* printer = new clang::TextDiagnosticPrinter(impl_->diag_stream, &ci->getDiagnosticOpts());
   ci->getDiagnostics().setClient(printer, /*ShouldOwnClient=*/true);
   printer->BeginSourceFile(ci->getLangOpts(), &ci->getPreprocessor());
+  install_fault_handlers();
 }
 
 Engine::~Engine() = default;
@@ -86,6 +140,21 @@ RunResult Engine::run(const std::string& code) {
     r.declared = defined_names(*ptu->TUPart);
     r.lambdas = has_lambda(*ptu->TUPart);
   }
+  ensure_signal_stack();
+  if (sigsetjmp(fault_jump, 1) != 0) {
+    r.status = RunResult::Status::exception;  // reported as the cell's error: ename, evalue
+    r.ename = fault_name(fault_signal);
+    r.evalue = std::string(fault_signal == SIGSEGV ? "the cell used memory it does not own (a null or dangling pointer?)"
+                                                   : strsignal(fault_signal)) +
+               "; the kernel caught it and lives on, but what the cell was building may be half made: "
+               "if later cells misbehave, Kernel > Restart";
+    return r;
+  }
+  fault_thread = pthread_self();
+  fault_armed = true;
+  struct Disarm {
+    ~Disarm() { fault_armed = false; }
+  } disarm;
   try {
     if (auto err = impl_->interp->Execute(*ptu)) {
       r.status = RunResult::Status::runtime_error;
