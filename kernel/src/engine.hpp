@@ -22,6 +22,11 @@ struct RunResult {
   bool lambdas = false;            // the input contains a lambda (cell_names.hpp: has_lambda)
 };
 
+// Async-signal-safe: if a cell is running its own (JIT-compiled) code, it
+// ends with a KeyboardInterrupt; inside a library it goes on (attn stops at
+// its next backward()).
+void stop_cell();
+
 class Engine {
  public:
   // args: compiler flags (-std=c++17, -I..., -D..., -resource-dir ...).

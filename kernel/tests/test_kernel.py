@@ -316,6 +316,25 @@ class Lifecycle(unittest.TestCase):
         self.assertEqual(reply["status"], "ok", outputs)
         self.assertEqual(text(outputs), "1 1\n")
 
+    def test_interrupt_stops_a_loop_without_attn(self):
+        presses = []
+
+        def press_twice(kind, content):
+            if kind == "stream" and "spinning" in content.get("text", "") and not presses:
+                presses.append(True)
+                self.km.interrupt_kernel()  # the first press waits for an attn backward()
+                time.sleep(0.5)
+                self.km.interrupt_kernel()  # the second leaves the cell's own code
+
+        reply, outputs = run(self.kc, '#include <iostream>\nlong spins = 0;\n'
+                                      'std::cout << "spinning" << std::endl;\nwhile (true) { ++spins; }',
+                             on_output=press_twice)
+        self.assertEqual(reply["status"], "error", outputs)
+        self.assertEqual(reply["ename"], "KeyboardInterrupt")
+        reply, outputs = run(self.kc, 'std::cout << (spins > 0) << "\\n";')
+        self.assertEqual(reply["status"], "ok", outputs)
+        self.assertEqual(text(outputs), "1\n")
+
     def test_restart(self):
         self.assertEqual(run(self.kc, "int before_restart = 1;")[0]["status"], "ok")
         self.km.restart_kernel(now=False)
