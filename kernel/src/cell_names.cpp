@@ -1,5 +1,7 @@
 #include "cell_names.hpp"
 
+#include <clang/AST/RecursiveASTVisitor.h>
+
 #include <clang/AST/Decl.h>
 #include <clang/AST/DeclCXX.h>
 #include <clang/AST/DeclTemplate.h>
@@ -53,6 +55,23 @@ std::set<std::string> defined_names(const clang::DeclContext& tu) {
   std::set<std::string> out;
   collect(tu, "", out);
   return out;
+}
+
+namespace {
+struct LambdaFinder : clang::RecursiveASTVisitor<LambdaFinder> {
+  bool found = false;
+  bool VisitLambdaExpr(clang::LambdaExpr*) {
+    found = true;
+    return false;  // one is enough
+  }
+};
+}  // namespace
+
+bool has_lambda(const clang::DeclContext& tu) {
+  LambdaFinder finder;
+  for (clang::Decl* d : tu.decls())
+    if (!finder.found) finder.TraverseDecl(d);
+  return finder.found;
 }
 
 // ---- From the tokens: what a new cell is about to define -------------------

@@ -22,6 +22,11 @@ namespace kernel {
 // namespaces. Not using-declarations or aliases: those may be repeated.
 std::set<std::string> defined_names(const clang::DeclContext& tu);
 
+// Whether a parsed input contains a lambda. clang 19's interpreter cannot take
+// one back: after Undo, the redefined function's lambdas get the old mangled
+// names, and the old lambda runs or code generation fails (a null module, a crash).
+bool has_lambda(const clang::DeclContext& tu);
+
 // A guess, from the raw tokens, of the names `code` would define at the top
 // level (same spelling as defined_names). A statement such as `x = 3;` or
 // `f(2);` defines nothing; `auto x = 3;` and `int f(int);` define x and f.

@@ -11,9 +11,17 @@
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include <atomic>
+#include <csetjmp>
+#include <csignal>
 #include <cxxabi.h>
+#include <cstdio>
+#include <pthread.h>
+#include <ucontext.h>
 #include <stdexcept>
+#include <cstring>
 #include <typeinfo>
+#include <vector>
 
 namespace kernel {
 
@@ -40,6 +48,106 @@ std::unique_ptr<clang::Interpreter> make_interpreter(const std::vector<std::stri
   return std::move(*interp);
 }
 
+// A fault in the cell's code (null pointer, stack overflow, integer division
+// by zero, a trap) jumps back to Engine::run from the signal handler, which
+// runs on its own stack; faults elsewhere end the process as before.
+sigjmp_buf fault_jump;
+std::atomic<bool> fault_armed{false};
+pthread_t fault_thread;
+volatile sig_atomic_t fault_signal = 0;
+
+void on_fault(int sig, siginfo_t*, void*) {
+  if (fault_armed.load() && pthread_equal(pthread_self(), fault_thread)) {
+    fault_armed = false;
+    fault_signal = sig;
+    siglongjmp(fault_jump, 1);
+  }
+  signal(sig, SIG_DFL);  // not a cell's fault: the default action (the kernel dies, Jupyter restarts it)
+  raise(sig);
+}
+
+// The code of the loaded files (executable, libraries), read before each cell:
+// an address outside them is JIT-compiled cell code, which a stop may leave.
+struct CodeRange {
+  uintptr_t lo, hi;
+};
+CodeRange file_code[1024];
+std::atomic<int> file_code_count{0};
+
+void snapshot_file_code() {
+  int n = 0;
+  if (FILE* maps = std::fopen("/proc/self/maps", "r")) {
+    char line[4096];
+    while (n < 1024 && std::fgets(line, sizeof line, maps)) {
+      unsigned long lo = 0, hi = 0;
+      char perms[8] = {0};
+      int path_at = 0;
+      if (std::sscanf(line, "%lx-%lx %7s %*s %*s %*s %n", &lo, &hi, perms, &path_at) < 3) continue;
+      if (perms[2] != 'x') continue;
+      if (line[path_at] == '/' || line[path_at] == '[') file_code[n++] = {lo, hi};
+    }
+    std::fclose(maps);
+  }
+  file_code_count = n;
+}
+
+bool in_cell_code(uintptr_t pc) {
+  for (int i = 0, n = file_code_count.load(); i < n; ++i)
+    if (pc >= file_code[i].lo && pc < file_code[i].hi) return false;
+  return true;
+}
+
+// The stop button's second press (main.cpp): leave the cell if it is running its own code.
+void on_stop(int, siginfo_t*, void* context) {
+  if (!fault_armed.load() || !pthread_equal(pthread_self(), fault_thread)) return;
+#if defined(__x86_64__)
+  const auto pc = static_cast<uintptr_t>(static_cast<ucontext_t*>(context)->uc_mcontext.gregs[REG_RIP]);
+#elif defined(__aarch64__)
+  const auto pc = static_cast<uintptr_t>(static_cast<ucontext_t*>(context)->uc_mcontext.pc);
+#else
+  const uintptr_t pc = 0;
+  return;
+#endif
+  if (!in_cell_code(pc)) return;  // inside a library (attn, libstdc++): not a safe point
+  fault_armed = false;
+  fault_signal = SIGUSR2;
+  siglongjmp(fault_jump, 1);
+}
+
+void install_fault_handlers() {
+  struct sigaction stop {};
+  stop.sa_sigaction = on_stop;
+  stop.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
+  sigemptyset(&stop.sa_mask);
+  sigaction(SIGUSR2, &stop, nullptr);
+  struct sigaction action {};
+  action.sa_sigaction = on_fault;
+  action.sa_flags = SA_SIGINFO | SA_ONSTACK;
+  sigemptyset(&action.sa_mask);
+  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL}) sigaction(sig, &action, nullptr);
+}
+
+// The handler needs a stack of its own on the thread that runs cells (a stack overflow has none left).
+void ensure_signal_stack() {
+  static thread_local bool done = false;
+  if (done) return;
+  static thread_local std::vector<char> stack(1 << 16);
+  stack_t ss{};
+  ss.ss_sp = stack.data();
+  ss.ss_size = stack.size();
+  sigaltstack(&ss, nullptr);
+  done = true;
+}
+
+const char* fault_name(int sig) {
+  switch (sig) {
+    case SIGSEGV: return "SegmentationFault";
+    case SIGBUS: return "BusError";
+    case SIGFPE: return "FloatingPointError";
+    default: return "IllegalInstruction";
+  }
+}
+
 }  // namespace
 
 struct Engine::Impl {
@@ -59,6 +167,7 @@ Engine::Engine(const std::vector<std::string>& args) : impl_(std::make_unique<Im
   auto* printer = new clang::TextDiagnosticPrinter(impl_->diag_stream, &ci->getDiagnosticOpts());
   ci->getDiagnostics().setClient(printer, /*ShouldOwnClient=*/true);
   printer->BeginSourceFile(ci->getLangOpts(), &ci->getPreprocessor());
+  install_fault_handlers();
 }
 
 Engine::~Engine() = default;
@@ -82,7 +191,34 @@ RunResult Engine::run(const std::string& code) {
     return r;
   }
   r.made_ptu = true;
-  if (ptu->TUPart) r.declared = defined_names(*ptu->TUPart);
+  if (ptu->TUPart) {
+    r.declared = defined_names(*ptu->TUPart);
+    r.lambdas = has_lambda(*ptu->TUPart);
+  }
+  ensure_signal_stack();
+  snapshot_file_code();
+  fault_signal = 0;
+  if (sigsetjmp(fault_jump, 1) != 0) {
+    if (fault_signal == SIGUSR2) {
+      r.status = RunResult::Status::interrupted;
+      r.ename = "KeyboardInterrupt";
+      r.evalue = "stopped inside the cell's own code (its objects' destructors were skipped: if later cells "
+                 "misbehave, Kernel > Restart)";
+      return r;
+    }
+    r.status = RunResult::Status::exception;  // reported as the cell's error: ename, evalue
+    r.ename = fault_name(fault_signal);
+    r.evalue = std::string(fault_signal == SIGSEGV ? "the cell used memory it does not own (a null or dangling pointer?)"
+                                                   : strsignal(fault_signal)) +
+               "; the kernel caught it and lives on, but what the cell was building may be half made: "
+               "if later cells misbehave, Kernel > Restart";
+    return r;
+  }
+  fault_thread = pthread_self();
+  fault_armed = true;
+  struct Disarm {
+    ~Disarm() { fault_armed = false; }
+  } disarm;
   try {
     if (auto err = impl_->interp->Execute(*ptu)) {
       r.status = RunResult::Status::runtime_error;
@@ -106,6 +242,10 @@ RunResult Engine::run(const std::string& code) {
   impl_->diag_stream.flush();
   r.diagnostics = impl_->diag_text;
   return r;
+}
+
+void stop_cell() {
+  if (fault_armed.load()) pthread_kill(fault_thread, SIGUSR2);
 }
 
 void Engine::undo(unsigned n) {

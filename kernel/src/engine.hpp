@@ -19,7 +19,13 @@ struct RunResult {
   std::string diagnostics;         // the compiler's warnings and errors, as it prints them
   std::string ename, evalue;       // for runtime_error, exception, interrupted
   std::set<std::string> declared;  // names the input defined (cell_names.hpp)
+  bool lambdas = false;            // the input contains a lambda (cell_names.hpp: has_lambda)
 };
+
+// Async-signal-safe: if a cell is running its own (JIT-compiled) code, it
+// ends with a KeyboardInterrupt; inside a library it goes on (attn stops at
+// its next backward()).
+void stop_cell();
 
 class Engine {
  public:

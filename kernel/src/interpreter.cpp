@@ -161,6 +161,13 @@ nl::json Interpreter::run_cell(int count, const std::string& code) {
     bool rerun = std::any_of(candidates.begin(), candidates.end(), [&](const std::string& n) {
       return last.names.count(n) > 0;
     });
+    if (rerun && last.lambdas) {  // see has_lambda (cell_names.hpp): refuse, before the compiler sees it
+      std::ostringstream msg;
+      msg << "In [" << last.count << "] defined " << join(last.names)
+          << " with a lambda inside, and clang 19's interpreter cannot redefine code that holds a lambda "
+          << "(the old lambda would run, or the kernel would die). Kernel > Restart & Run All runs the edited cell.";
+      return error("RedefinitionError", msg.str(), {"RedefinitionError: " + msg.str()});
+    }
     if (rerun) {  // the edit-and-run-again loop: the most recent cell's input goes first
       std::set<std::string> dropped;
       for (const auto& n : last.names)
@@ -174,7 +181,7 @@ nl::json Interpreter::run_cell(int count, const std::string& code) {
   }
 
   RunResult r = engine_->run(code);
-  if (r.made_ptu) cells_.push_back({count, 1, r.declared});
+  if (r.made_ptu) cells_.push_back({count, 1, r.declared, r.lambdas});
   switch (r.status) {
     case RunResult::Status::ok:
       if (!trim(r.diagnostics).empty()) stream("stderr", r.diagnostics);  // warnings

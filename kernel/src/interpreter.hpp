@@ -60,6 +60,7 @@ class Interpreter : public xeus::xinterpreter {
     int count;                    // its In [count]
     unsigned inputs;              // interpreter inputs (PTUs) it made
     std::set<std::string> names;  // what it defined
+    bool lambdas = false;         // it contains a lambda: it cannot be taken back to redefine its names
   };
 
   Settings settings_;

@@ -2,6 +2,7 @@
 // incremental interpreter, with libattn loaded. Jupyter starts it as
 //   attn-xcpp -f {connection_file}
 #include "core/interrupt.hpp"
+#include "engine.hpp"
 #include "interpreter.hpp"
 
 #include <xeus/xhelper.hpp>
@@ -28,9 +29,10 @@ void on_interrupt(int) {
   if (!interpreter_for_signals || !interpreter_for_signals->cell_running()) return;
   if (attn::interrupt_requested()) {
     static const char msg[] =
-        "\n[attn kernel] still running: this cell has not reached an attn backward() since the stop request, "
-        "so it cannot be stopped safely. Kernel > Restart stops it (the kernel's state is lost).\n";
+        "\n[attn kernel] still running: this cell has not reached an attn backward() since the stop request; "
+        "stopping it in its own code (press again if it is inside a library; Kernel > Restart always stops it).\n";
     (void)!write(2, msg, sizeof msg - 1);
+    kernel::stop_cell();
   }
   attn::request_interrupt();
 }
