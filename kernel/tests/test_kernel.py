@@ -226,6 +226,51 @@ class Kernel(unittest.TestCase):
         self.assertIn("Restart & Run All", reply["evalue"])
         self.assertEqual(text(self.ok('std::cout << *make_lambda_run(3).p << "\\n";')), "3\n")
 
+    def test_undo_then_a_lambda_redefinition_is_refused(self):
+        # After %undo, clang 19 keeps the undone lambda's code under its name:
+        # a new definition with a lambda inside would silently run the old one.
+        self.ok("int shifted(int k) { auto l = [k](int a) { return a + k; }; return l(1); }")
+        self.assertEqual(text(self.ok('std::cout << shifted(1) << "\\n";')), "2\n")
+        self.ok("%undo 2")
+        reply = self.fails("int shifted(int k) { auto l = [k](int a) { return 10 * a + k; }; return l(1); }",
+                           "RedefinitionError")
+        self.assertIn("'shifted'", reply["evalue"])
+        self.assertIn("%undo", reply["evalue"])
+        self.assertIn("Restart & Run All", reply["evalue"])
+        # Without a lambda, the name can be defined again, and the new code runs.
+        self.ok("int shifted(int k) { return 10 + k; }")
+        self.assertEqual(text(self.ok('std::cout << shifted(1) << "\\n";')), "11\n")
+
+    def test_top_level_statement_with_a_lambda(self):
+        # clang 19's mangler crashes on a lambda outside any function; the kernel
+        # runs such a statement in a function of its own (cell_rewrite.hpp).
+        cell = ("#include <algorithm>\n#include <vector>\n"
+                "std::vector<int> sorted_here = {3, 1, 2};\n"
+                "std::sort(sorted_here.begin(), sorted_here.end(), [&](int a, int b) { return a > b; });\n"
+                'for (int k = 0; k < 1; ++k) std::for_each(sorted_here.begin(), sorted_here.end(), [](int a) { std::cout << a; });\n'
+                'std::cout << "\\n";')
+        self.assertEqual(text(self.ok(cell)), "321\n")
+        # Run again, edited: the statements' lambdas are fresh each time.
+        self.assertEqual(text(self.ok(cell.replace("a > b", "a < b"))), "123\n")
+        # A compile error in such a statement points at the cell's own line and column.
+        reply = self.fails("std::sort(sorted_here.begin(), sorted_here.end(), [](int a, int b) { return a > nope; });",
+                           "CompileError")
+        self.assertIn("nope", reply["evalue"])
+
+    def test_const_from_a_global_of_the_same_cell(self):
+        # clang 19 initialises a top-level const before the globals of its own input:
+        # the kernel runs the const declaration as an input of its own.
+        self.ok("#include <vector>\nstd::vector<int> hundred(100);\n"
+                "const std::size_t tenth = hundred.size() / 10; const std::size_t fifth = 2 * tenth;")
+        self.assertEqual(text(self.ok('std::cout << tenth << " " << fifth << "\\n";')), "10 20\n")
+
+    def test_rerun_note_names_only_the_cell_own_names(self):
+        self.ok("#include <map>\nint own_name = 1;\nint other_name = 2;")
+        outputs = self.ok("#include <map>\nint own_name = 3;")
+        note = text(outputs, "stderr")
+        self.assertIn("other_name", note)
+        self.assertNotIn("std::", note)  # the header's names are not the cell's
+
     def test_segfault_in_a_cell_is_an_error_and_the_kernel_lives(self):
         self.ok("int* nowhere = nullptr;")
         reply = self.fails("*nowhere = 1;", "SegmentationFault")
