@@ -35,7 +35,9 @@ void collect(const clang::DeclContext& dc, const std::string& prefix, std::set<s
     if (d->getDeclContext() != &dc && !llvm::isa<clang::NamespaceDecl>(d)) continue;  // out-of-line member
     if (!in_cell_text(*d)) continue;
     if (auto* ns = llvm::dyn_cast<clang::NamespaceDecl>(d)) {
-      collect(*ns, ns->isAnonymousNamespace() ? prefix : prefix + ns->getName().str() + "::", out);
+      // cell_rewrite.hpp's inline namespaces are the kernel's, not the cell's: their names are global
+      const bool transparent = ns->isAnonymousNamespace() || ns->getName().starts_with(kernel_prefix);
+      collect(*ns, transparent ? prefix : prefix + ns->getName().str() + "::", out);
     } else if (auto* ls = llvm::dyn_cast<clang::LinkageSpecDecl>(d)) {
       collect(*ls, prefix, out);
     } else if (auto* ft = llvm::dyn_cast<clang::FunctionTemplateDecl>(d)) {
@@ -83,9 +85,10 @@ bool has_lambda(const clang::DeclContext& tu) {
   LambdaFinder finder;
   for (clang::Decl* d : tu.decls()) {
     if (!in_cell_text(*d)) continue;
-    // cell_rewrite.hpp's statement functions have fresh names each time: their lambdas can be taken back
-    if (auto* fn = llvm::dyn_cast<clang::FunctionDecl>(d); fn && fn->getDeclName().isIdentifier() &&
-                                                         fn->getName().starts_with(kernel_prefix))
+    // cell_rewrite.hpp's statement functions and namespaces have fresh names each time:
+    // their lambdas' mangled names are new, so they can be taken back
+    if (auto* nd = llvm::dyn_cast<clang::NamedDecl>(d); nd && nd->getDeclName().isIdentifier() &&
+                                                        nd->getName().starts_with(kernel_prefix))
       continue;
     if (!finder.found) finder.TraverseDecl(d);
   }

@@ -21,7 +21,14 @@ bool control(const TopLevelStatement& s) {
   return words.count(s.first) > 0;
 }
 
+// A statement with a lambda and no definition: it runs in a function of its own.
 bool wraps(const TopLevelStatement& s) { return s.lambda && !declares(s) && (s.ends_with_semi || control(s)); }
+
+// A definition with a lambda inside: it goes into an inline namespace of its own.
+bool encloses(const TopLevelStatement& s) {
+  static const std::set<std::string> words = {"using", "typedef", "namespace", "extern", "static_assert", "friend"};
+  return s.lambda && !s.names.empty() && words.count(s.first) == 0;
+}
 
 // The text before `at` as blanks (newlines kept), so the input's lines and columns are the cell's.
 std::string blank(const std::string& code, size_t at) {
@@ -47,10 +54,16 @@ std::vector<std::string> rewrite_cell(const std::string& code, int& serial) {
     std::string text = code.substr(from, to - from);
     // From the last statement back, so the earlier ones' offsets still hold.
     for (auto it = statements.rbegin(); it != statements.rend(); ++it) {
-      if (it->begin < from || it->begin >= to || !wraps(*it)) continue;
-      const std::string fn = std::string(kernel_prefix) + "stmt_" + std::to_string(++serial);
-      text.insert(it->end - from, " } " + fn + "();");
-      text.insert(it->begin - from, "void " + fn + "() { ");
+      if (it->begin < from || it->begin >= to) continue;
+      if (wraps(*it)) {
+        const std::string fn = std::string(kernel_prefix) + "stmt_" + std::to_string(++serial);
+        text.insert(it->end - from, " } " + fn + "();");
+        text.insert(it->begin - from, "void " + fn + "() { ");
+      } else if (encloses(*it)) {
+        text.insert(it->end - from, " }");
+        text.insert(it->begin - from, "inline namespace " + std::string(kernel_prefix) + "ns_" +
+                                          std::to_string(++serial) + " { ");
+      }
     }
     inputs.push_back(blank(code, from) + text);
   }

@@ -13,6 +13,12 @@
 //    in a function of its own, called at once:
 //    `void __attn_stmt_7() { std::sort(...); } __attn_stmt_7();`. Each such
 //    function gets a fresh number, so its lambdas can be taken back and run again.
+//  - After Undo, clang 19 gives a redefined function's lambdas the mangled
+//    names of the undone ones and keeps running the old lambdas' code. A
+//    definition holding a lambda (`Run train(...) { ... [&](...) { ... } ... }`)
+//    goes into an inline namespace of its own, `inline namespace __attn_ns_8 {
+//    ... }`: its names are used as before, unqualified, and its lambdas' mangled
+//    names are new each time, so the cell can be run again with new lambdas.
 #pragma once
 
 #include <string>
