@@ -18,6 +18,7 @@
 
 #include "nn/activation.hpp"
 #include "nn/attention/attention.hpp"
+#include "nn/attention/convolutional.hpp"
 #include "nn/attention/local.hpp"
 #include "nn/attention/masks.hpp"
 #include "nn/attention/multihead.hpp"
@@ -25,6 +26,7 @@
 #include "nn/attention/score.hpp"
 #include "nn/attention/self_attention.hpp"
 #include "nn/checkpoint.hpp"
+#include "nn/conv.hpp"
 #include "nn/dropout.hpp"
 #include "nn/embedding.hpp"
 #include "nn/init.hpp"
@@ -53,6 +55,7 @@
 
 #include "models/alignment_metrics.hpp"
 #include "models/bahdanau.hpp"
+#include "models/conv_attention.hpp"
 #include "models/decode.hpp"
 #include "models/evaluate.hpp"
 #include "models/grid_captioner.hpp"
