@@ -6,6 +6,7 @@
 #include <clang/AST/DeclCXX.h>
 #include <clang/AST/DeclTemplate.h>
 #include <clang/Basic/LangOptions.h>
+#include <clang/Basic/SourceManager.h>
 #include <clang/Lex/Lexer.h>
 
 #include <vector>
@@ -16,14 +17,27 @@ namespace kernel {
 
 namespace {
 
-bool plain_name(const clang::NamedDecl& d) { return d.getDeclName().isIdentifier() && !d.getName().empty(); }
+bool plain_name(const clang::NamedDecl& d) {
+  return d.getDeclName().isIdentifier() && !d.getName().empty() && !d.getName().starts_with(kernel_prefix);
+}
+
+// Written in the cell itself (the interpreter names each input's buffer "input_line_N"),
+// not in a header it included: a header's names are not the cell's to redefine.
+bool in_cell_text(const clang::Decl& d) {
+  const clang::SourceManager& sm = d.getASTContext().getSourceManager();
+  const clang::SourceLocation loc = sm.getExpansionLoc(d.getLocation());
+  return loc.isValid() && sm.getBufferName(loc).starts_with("input_line_");
+}
 
 void collect(const clang::DeclContext& dc, const std::string& prefix, std::set<std::string>& out) {
   for (const clang::Decl* d : dc.decls()) {
     if (d->getLexicalDeclContext() != &dc) continue;
     if (d->getDeclContext() != &dc && !llvm::isa<clang::NamespaceDecl>(d)) continue;  // out-of-line member
+    if (!in_cell_text(*d)) continue;
     if (auto* ns = llvm::dyn_cast<clang::NamespaceDecl>(d)) {
-      collect(*ns, ns->isAnonymousNamespace() ? prefix : prefix + ns->getName().str() + "::", out);
+      // cell_rewrite.hpp's inline namespaces are the kernel's, not the cell's: their names are global
+      const bool transparent = ns->isAnonymousNamespace() || ns->getName().starts_with(kernel_prefix);
+      collect(*ns, transparent ? prefix : prefix + ns->getName().str() + "::", out);
     } else if (auto* ls = llvm::dyn_cast<clang::LinkageSpecDecl>(d)) {
       collect(*ls, prefix, out);
     } else if (auto* ft = llvm::dyn_cast<clang::FunctionTemplateDecl>(d)) {
@@ -69,8 +83,15 @@ struct LambdaFinder : clang::RecursiveASTVisitor<LambdaFinder> {
 
 bool has_lambda(const clang::DeclContext& tu) {
   LambdaFinder finder;
-  for (clang::Decl* d : tu.decls())
+  for (clang::Decl* d : tu.decls()) {
+    if (!in_cell_text(*d)) continue;
+    // cell_rewrite.hpp's statement functions and namespaces have fresh names each time:
+    // their lambdas' mangled names are new, so they can be taken back
+    if (auto* nd = llvm::dyn_cast<clang::NamedDecl>(d); nd && nd->getDeclName().isIdentifier() &&
+                                                        nd->getName().starts_with(kernel_prefix))
+      continue;
     if (!finder.found) finder.TraverseDecl(d);
+  }
   return finder.found;
 }
 
@@ -202,14 +223,63 @@ void names_of(const std::vector<Element>& st, const std::string& prefix, std::se
   }
 }
 
+// A lambda among tokens [b, e): '[' where an expression starts, its ']' followed by ( { mutable or ->.
+bool lambda_in(const Tokens& t, size_t b, size_t e) {
+  static const std::set<std::string> starts = {"(", ",", "=", "{", "return", "?", ":", "&&", "||", "!", ";", "<<"};
+  for (size_t k = b; k < e; ++k) {
+    if (t.toks[k].isNot(clang::tok::l_square)) continue;
+    if (k > b && !starts.count(t.text[k - 1])) continue;
+    int depth = 0;
+    size_t m = k;
+    for (; m < e; ++m) {
+      if (t.toks[m].is(clang::tok::l_square)) ++depth;
+      if (t.toks[m].is(clang::tok::r_square) && --depth == 0) break;
+    }
+    if (m + 1 >= e) continue;
+    const std::string& next = t.text[m + 1];
+    if (next == "(" || next == "{" || next == "mutable" || next == "->") return true;
+  }
+  return false;
+}
+
+// `const T name = ...` (or `(...)`, `{...}`): a const object, not a pointer or reference to const.
+bool const_object(const Tokens& t, size_t b, size_t e) {
+  if (t.text[b] != "const") return false;
+  int angle = 0;
+  for (size_t k = b + 1; k < e; ++k) {
+    const auto kind = t.toks[k].getKind();
+    if (kind == clang::tok::less) ++angle;
+    if (kind == clang::tok::greater) --angle;
+    if (kind == clang::tok::greatergreater) angle -= 2;
+    if (angle > 0) continue;
+    if (kind == clang::tok::star || kind == clang::tok::amp || kind == clang::tok::ampamp) return false;
+    if (kind == clang::tok::equal || kind == clang::tok::l_brace || kind == clang::tok::semi) return true;
+    if (kind == clang::tok::l_paren) return k > b + 1 && t.toks[k - 1].is(clang::tok::raw_identifier) &&
+                                              k + 1 < e;  // `const T x(args)`; a function's `(` too, harmless
+  }
+  return false;
+}
+
 class Splitter {
  public:
   Splitter(const Tokens& t, std::set<std::string>& out) : t_(t), out_(out) {}
 
+  // The top-level statements, with their token ranges (for top_level_statements).
+  std::vector<TopLevelStatement> statements;
+
   // Reads statements until the end, or the '}' closing the current scope.
   void scope(const std::string& prefix) {
     std::vector<Element> st;
+    size_t begin = i_;  // the current statement's first token
+    auto finish = [&](size_t end, bool semi) {
+      std::set<std::string> names;
+      names_of(st, prefix, names);
+      out_.insert(names.begin(), names.end());
+      if (depth_ == 0 && end > begin) record(begin, end, semi, std::move(names));
+      st.clear();
+    };
     while (i_ < t_.toks.size()) {
+      if (st.empty()) begin = i_;
       const clang::Token& tok = t_.toks[i_];
       if (tok.is(clang::tok::r_brace)) {
         ++i_;
@@ -217,9 +287,8 @@ class Splitter {
       }
       if (tok.is(clang::tok::semi)) {
         st.push_back({clang::tok::semi, ";", {}});
-        names_of(st, prefix, out_);
-        st.clear();
         ++i_;
+        finish(i_, true);
         continue;
       }
       if (tok.is(clang::tok::l_brace)) {
@@ -227,21 +296,22 @@ class Splitter {
         if (!st.empty() && st[0].text == "namespace") {
           ++i_;
           std::string name = st.size() >= 2 && st.back().kind == clang::tok::raw_identifier ? st.back().text : "";
+          ++depth_;
           scope(name.empty() ? prefix : prefix + name + "::");
+          --depth_;
           st.clear();
           continue;
         }
         if (st.size() == 2 && st[0].text == "extern") {
           ++i_;
+          ++depth_;
           scope(prefix);
+          --depth_;
           st.clear();
           continue;
         }
         st.push_back(group());
-        if (ends_with_body(st)) {
-          names_of(st, prefix, out_);
-          st.clear();
-        }
+        if (ends_with_body(st)) finish(i_, false);
         continue;
       }
       if (tok.is(clang::tok::l_paren) || tok.is(clang::tok::l_square)) {
@@ -251,10 +321,22 @@ class Splitter {
       st.push_back({tok.getKind(), t_.text[i_], {}});
       ++i_;
     }
-    names_of(st, prefix, out_);  // a last statement without ';'
+    if (!st.empty()) finish(i_, false);  // a last statement without ';'
   }
 
  private:
+  void record(size_t begin, size_t end, bool semi, std::set<std::string> names) {
+    TopLevelStatement s;
+    s.begin = t_.toks[begin].getLocation().getRawEncoding();  // the raw lexer's locations are offsets
+    s.end = t_.toks[end - 1].getLocation().getRawEncoding() + t_.toks[end - 1].getLength();
+    s.first = t_.text[begin];
+    s.names = std::move(names);
+    s.ends_with_semi = semi;
+    s.lambda = lambda_in(t_, begin, end);
+    s.const_object = const_object(t_, begin, end);
+    statements.push_back(std::move(s));
+  }
+
   // A bracketed group from here to its matching close.
   Element group() {
     Element e{t_.toks[i_].getKind(), t_.text[i_], {}};
@@ -288,6 +370,7 @@ class Splitter {
   const Tokens& t_;
   std::set<std::string>& out_;
   size_t i_ = 0;
+  int depth_ = 0;  // inside namespace or extern "C" blocks
 };
 
 }  // namespace
@@ -298,6 +381,19 @@ std::set<std::string> candidate_names(const std::string& code) {
   Splitter s(t, out);
   s.scope("");
   return out;
+}
+
+std::vector<TopLevelStatement> top_level_statements(const std::string& code) {
+  Tokens t = lex(code);
+  std::set<std::string> out;
+  Splitter s(t, out);
+  s.scope("");
+  return s.statements;
+}
+
+bool mentions_lambda(const std::string& code) {
+  Tokens t = lex(code);
+  return !t.toks.empty() && lambda_in(t, 0, t.toks.size());
 }
 
 }  // namespace kernel

@@ -9,6 +9,7 @@
 
 #include <set>
 #include <string>
+#include <vector>
 
 namespace clang {
 class DeclContext;
@@ -31,5 +32,22 @@ bool has_lambda(const clang::DeclContext& tu);
 // level (same spelling as defined_names). A statement such as `x = 3;` or
 // `f(2);` defines nothing; `auto x = 3;` and `int f(int);` define x and f.
 std::set<std::string> candidate_names(const std::string& code);
+
+// One top-level statement of a cell, as that token guess sees it (cell_rewrite.hpp).
+struct TopLevelStatement {
+  size_t begin = 0, end = 0;    // byte offsets of its first and past its last token
+  std::string first;            // its first token
+  std::set<std::string> names;  // what it would define
+  bool ends_with_semi = false;  // an expression or a declaration, not a block or a function body
+  bool lambda = false;          // a lambda expression among its tokens
+  bool const_object = false;    // `const T name ...`: a const object (no * or & in the declarator)
+};
+std::vector<TopLevelStatement> top_level_statements(const std::string& code);
+
+// Whether the code's tokens hold a lambda expression (a guess, before parsing).
+bool mentions_lambda(const std::string& code);
+
+// Names the kernel gives its own helpers (cell_rewrite.hpp, %timeit): never a cell's names.
+constexpr const char* kernel_prefix = "__attn_";
 
 }  // namespace kernel

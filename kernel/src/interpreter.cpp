@@ -1,6 +1,7 @@
 #include "interpreter.hpp"
 
 #include "cell_names.hpp"
+#include "cell_rewrite.hpp"
 #include "core/interrupt.hpp"
 #include "help.hpp"
 #include "is_complete.hpp"
@@ -144,6 +145,15 @@ nl::json Interpreter::execute_request_impl(int count, const std::string& code, b
 nl::json Interpreter::run_cell(int count, const std::string& code) {
   // Decide before parsing whether this cell redefines names (see interpreter.hpp).
   const std::set<std::string> candidates = candidate_names(code);
+  for (const auto& name : candidates) {
+    auto undone = undone_lambdas_.find(name);
+    if (undone == undone_lambdas_.end() || !mentions_lambda(code)) continue;
+    std::ostringstream msg;
+    msg << "'" << name << "' held a lambda in In [" << undone->second << "], which %undo took back; clang 19's "
+        << "interpreter keeps that lambda's code, and a new '" << name << "' with a lambda inside would run the old "
+        << "one. Kernel > Restart & Run All runs the edited cell; a definition without a lambda works here.";
+    return error("RedefinitionError", msg.str(), {"RedefinitionError: " + msg.str()});
+  }
   for (size_t k = 0; k + 1 < cells_.size(); ++k) {
     for (const auto& name : candidates) {
       if (!cells_[k].names.count(name)) continue;
@@ -180,8 +190,22 @@ nl::json Interpreter::run_cell(int count, const std::string& code) {
     }
   }
 
-  RunResult r = engine_->run(code);
-  if (r.made_ptu) cells_.push_back({count, 1, r.declared, r.lambdas});
+  // The cell's inputs (cell_rewrite.hpp), in order, up to the first that fails.
+  Cell cell{count, 0, {}, false};
+  RunResult r;
+  std::string warnings;
+  for (const std::string& input : rewrite_cell(code, statement_serial_)) {
+    r = engine_->run(input);
+    if (r.made_ptu) {
+      ++cell.inputs;
+      cell.names.insert(r.declared.begin(), r.declared.end());
+      cell.lambdas = cell.lambdas || r.lambdas;
+    }
+    if (r.status != RunResult::Status::ok) break;
+    warnings += r.diagnostics;
+  }
+  if (cell.inputs > 0) cells_.push_back(cell);
+  if (r.status == RunResult::Status::ok) r.diagnostics = warnings;
   switch (r.status) {
     case RunResult::Status::ok:
       if (!trim(r.diagnostics).empty()) stream("stderr", r.diagnostics);  // warnings
@@ -228,6 +252,8 @@ nl::json Interpreter::undo_magic(const std::string& args) {
   std::ostringstream said;
   for (size_t k = cells_.size() - n; k < cells_.size(); ++k) {
     inputs += cells_[k].inputs;
+    if (cells_[k].lambdas)
+      for (const auto& name : cells_[k].names) undone_lambdas_.emplace(name, cells_[k].count);
     said << "undid In [" << cells_[k].count << "]";
     if (!cells_[k].names.empty()) said << " (it defined " << join(cells_[k].names) << ")";
     said << "\n";

@@ -7,7 +7,11 @@
 //  - an earlier cell whose names a cell defined: refused before parsing, with
 //    the name, the cell that defined it, and the remedy (%undo N, or
 //    Kernel > Restart & Run All), since clang's interpreter can only undo the
-//    most recent inputs and cannot redefine a name in place.
+//    most recent inputs and cannot redefine a name in place;
+//  - code that holds a lambda, where it would redefine a name whose lambda was
+//    taken back (by a re-run or %undo): refused, since clang 19 keeps the old
+//    lambda's code under the same name (cell_names.hpp: has_lambda).
+// The text that reaches the compiler is the cell's, rewritten by cell_rewrite.hpp.
 #pragma once
 
 #include "engine.hpp"
@@ -16,6 +20,7 @@
 #include <xeus/xinterpreter.hpp>
 
 #include <atomic>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -69,6 +74,8 @@ class Interpreter : public xeus::xinterpreter {
   std::vector<Cell> cells_;
   std::atomic<bool> cell_running_{false};
   int timeit_serial_ = 0;
+  int statement_serial_ = 0;                   // cell_rewrite.hpp's statement functions
+  std::map<std::string, int> undone_lambdas_;  // names %undo took back with a lambda inside -> their In [n]
   std::vector<std::string> attn_names_;  // for completion, read once
 };
 

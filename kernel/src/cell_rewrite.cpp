@@ -1,0 +1,73 @@
+#include "cell_rewrite.hpp"
+
+#include "cell_names.hpp"
+
+#include <set>
+
+namespace kernel {
+
+namespace {
+
+// Statements that declare something even when the token guess finds no name.
+bool declares(const TopLevelStatement& s) {
+  static const std::set<std::string> words = {"using",  "typedef", "namespace", "template", "struct",
+                                              "class",  "union",   "enum",      "extern",   "static_assert",
+                                              "static", "inline",  "constexpr", "friend",   "operator"};
+  return !s.names.empty() || words.count(s.first) > 0;
+}
+
+bool control(const TopLevelStatement& s) {
+  static const std::set<std::string> words = {"for", "while", "do", "if", "switch", "try"};
+  return words.count(s.first) > 0;
+}
+
+// A statement with a lambda and no definition: it runs in a function of its own.
+bool wraps(const TopLevelStatement& s) { return s.lambda && !declares(s) && (s.ends_with_semi || control(s)); }
+
+// A definition with a lambda inside: it goes into an inline namespace of its own.
+bool encloses(const TopLevelStatement& s) {
+  static const std::set<std::string> words = {"using", "typedef", "namespace", "extern", "static_assert", "friend"};
+  return s.lambda && !s.names.empty() && words.count(s.first) == 0;
+}
+
+// The text before `at` as blanks (newlines kept), so the input's lines and columns are the cell's.
+std::string blank(const std::string& code, size_t at) {
+  std::string pad = code.substr(0, at);
+  for (char& c : pad)
+    if (c != '\n') c = ' ';
+  return pad;
+}
+
+}  // namespace
+
+std::vector<std::string> rewrite_cell(const std::string& code, int& serial) {
+  const std::vector<TopLevelStatement> statements = top_level_statements(code);
+  std::vector<size_t> starts = {0};  // where each input begins in the cell
+  for (size_t k = 1; k < statements.size(); ++k)
+    if (statements[k].ends_with_semi && statements[k].const_object && !statements[k].names.empty())
+      starts.push_back(statements[k].begin);
+  starts.push_back(code.size());
+
+  std::vector<std::string> inputs;
+  for (size_t c = 0; c + 1 < starts.size(); ++c) {
+    const size_t from = starts[c], to = starts[c + 1];
+    std::string text = code.substr(from, to - from);
+    // From the last statement back, so the earlier ones' offsets still hold.
+    for (auto it = statements.rbegin(); it != statements.rend(); ++it) {
+      if (it->begin < from || it->begin >= to) continue;
+      if (wraps(*it)) {
+        const std::string fn = std::string(kernel_prefix) + "stmt_" + std::to_string(++serial);
+        text.insert(it->end - from, " } " + fn + "();");
+        text.insert(it->begin - from, "void " + fn + "() { ");
+      } else if (encloses(*it)) {
+        text.insert(it->end - from, " }");
+        text.insert(it->begin - from, "inline namespace " + std::string(kernel_prefix) + "ns_" +
+                                          std::to_string(++serial) + " { ");
+      }
+    }
+    inputs.push_back(blank(code, from) + text);
+  }
+  return inputs;
+}
+
+}  // namespace kernel
