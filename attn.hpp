@@ -55,6 +55,7 @@
 #include "data/vocab.hpp"
 
 #include "models/bahdanau.hpp"
+#include "models/bidirectional_encoder.hpp"
 #include "models/conv_attention.hpp"
 #include "models/grid_captioner.hpp"
 #include "models/luong.hpp"

@@ -13,10 +13,7 @@ namespace nn = attn::nn;
 
 namespace {
 
-Inputs with_parameters(const nn::Module& m, Inputs inputs) {
-  for (const Tensor& p : m.parameters()) inputs.push_back(p);
-  return inputs;
-}
+using test::with_parameters;
 
 Tensor conv_case(const test::Reference& ref, const std::string& c, const Tensor& x, const Tensor& w, const Tensor& b) {
   if (c == "same_odd" || c == "same_even") return attn::conv1d(x, w, b, "same");
