@@ -38,6 +38,7 @@ below 1, attn is faster. This driver imports no torch.
 import json
 import os
 import platform
+import re
 import math
 import statistics
 import subprocess
@@ -241,10 +242,12 @@ def main():
     rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 10
     only = sys.argv[3:]
     known = list(dict(WORKLOADS)) + [SCALING]
-    unknown = [w for w in only if w not in known]
+    sized = re.compile(r"^(transformer|bahdanau|decode-transformer|decode-bahdanau)(-[vt][0-9]+)+$")  # any V, T
+    unknown = [w for w in only if w not in known and not sized.match(w)]
     if unknown:
         raise SystemExit("bench: unknown workload %s (known: %s)" % (", ".join(unknown), ", ".join(known)))
     workloads = [(name, label) for name, label in WORKLOADS if not only or name in only]
+    workloads += [(name, name) for name in only if name not in known]
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     models = {(name, dt): run_workload(build, name, dt, rounds) for name, _ in workloads for dt in DTYPES}
     if not only:

@@ -1,5 +1,6 @@
 #include "loss.hpp"
 
+#include "../core/backend/cross_entropy.hpp"
 #include "../core/kernels.hpp"
 #include "../core/ops.hpp"
 #include "../core/record.hpp"
