@@ -1,6 +1,5 @@
 #include "loss.hpp"
 
-#include "../core/backend/cross_entropy.hpp"
 #include "../core/kernels.hpp"
 #include "../core/ops.hpp"
 #include "../core/record.hpp"

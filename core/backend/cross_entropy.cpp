@@ -8,7 +8,6 @@
 //   d loss_i / d x_ic = w_i p_ic - q_ic,                            p_ic = exp(x_ic - lse_i)
 // with q_ic = s / C + (1 - s) [c == t_i] and w_i = sum_c q_ic = 1, or q_i = 0 and
 // w_i = 0 where t_i is ignore_index (s: the label smoothing).
-#include "cross_entropy.hpp"
 
 #include "../kernels.hpp"
 #include "../record.hpp"
