@@ -359,6 +359,7 @@ class Splitter {
     bool next_continues = i_ < t_.toks.size() && (t_.text[i_] == "else" || t_.text[i_] == "catch" ||
                                                  t_.text[i_] == "while");
     if (next_continues) return false;
+    if (st.size() == 1) return true;  // a bare block { ... }
     if (!st.empty() && is_control(st[0].text)) return st[0].text != "do";
     for (const auto& e : st)
       if (e.kind == clang::tok::equal) return false;

@@ -253,6 +253,14 @@ class Kernel(unittest.TestCase):
                            "CompileError")
         self.assertIn("nope", reply["evalue"])
 
+    def test_a_block_then_a_lambda_variable(self):
+        # Chapter 0's cell: a bare { ... } block, then a variable holding a lambda, used below it.
+        cell = ("int block_sum = 0;\n{\n  block_sum = 2;\n}\n"
+                "auto plus_block = [](int a) { return a + block_sum; };\n"
+                'std::cout << plus_block(1) << "\\n";')
+        self.assertEqual(text(self.ok(cell)), "3\n")
+        self.assertEqual(text(self.ok('std::cout << plus_block(2) << "\\n";')), "4\n")
+
     def test_const_from_a_global_of_the_same_cell(self):
         # clang 19 initialises a top-level const before the globals of its own input:
         # the kernel runs the const declaration as an input of its own.
