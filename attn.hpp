@@ -18,12 +18,14 @@
 
 #include "nn/activation.hpp"
 #include "nn/attention/attention.hpp"
+#include "nn/attention/convolutional.hpp"
 #include "nn/attention/local.hpp"
 #include "nn/attention/masks.hpp"
 #include "nn/attention/multihead.hpp"
 #include "nn/attention/positional.hpp"
 #include "nn/attention/score.hpp"
 #include "nn/attention/self_attention.hpp"
+#include "nn/conv.hpp"
 #include "nn/dropout.hpp"
 #include "nn/embedding.hpp"
 #include "nn/init.hpp"
@@ -53,6 +55,8 @@
 #include "data/vocab.hpp"
 
 #include "models/bahdanau.hpp"
+#include "models/bidirectional_encoder.hpp"
+#include "models/conv_attention.hpp"
 #include "models/grid_captioner.hpp"
 #include "models/luong.hpp"
 #include "models/monotonic.hpp"

@@ -9,6 +9,8 @@
 //                (e) models::greedy_decode of the same models, batch 32, exactly 20
 //                tokens (no <eos> stops it early)
 //   lstm         nn::LSTM(128, 128, batch_first) forward + backward over [32, 20, 128]
+//   A model workload may end in -v<V> and/or -t<T>: vocabulary V instead of 32, source
+//   and target length T instead of 20 (transformer-v8000, bahdanau-v1000-t40).
 //
 //   model_bench <workload> <f32|f64>           warm-up, then the median of 30 calls
 //   model_bench --profile <workload> <f32|f64> time 10 calls op by op (attn::profiler)
@@ -34,7 +36,8 @@ using attn::Tensor;
 
 namespace {
 
-constexpr std::size_t kBatch = 32, kLen = 20, kVocab = 32, kDim = 128;
+constexpr std::size_t kBatch = 32, kDim = 128;
+std::size_t kLen = 20, kVocab = 32;  // set once from the workload's name, before any model is built
 
 // Token ids in [4, kVocab): no <pad>, <bos>, <eos> or <unk>.
 Index random_tokens(attn::Generator& gen) {
@@ -59,21 +62,19 @@ struct TrainStep {
       for (std::size_t t = kLen - 1; t > 0; --t) tgt_in(b, t) = tgt_out(b, t - 1);
       tgt_in(b, 0) = attn::data::Vocab::bos_id;
     }
-    targets = tgt_out;
-    targets.reshape({kBatch * kLen});
   }
   void operator()() {
     adam.zero_grad();
-    Tensor logits = model->forward(src, lengths, tgt_in);                                   // [B, T, V]
-    Tensor loss = attn::nn::cross_entropy(attn::reshape(logits, {long(kBatch * kLen), long(kVocab)}), targets,
-                                          attn::data::Vocab::pad_id);
+    // As train::Trainer: logits [B, T, V] with targets [B, T], no reshape (torch's reshape is a view, attn's a copy)
+    Tensor logits = model->forward(src, lengths, tgt_in);  // [B, T, V]
+    Tensor loss = attn::nn::cross_entropy(logits, tgt_out, attn::data::Vocab::pad_id);
     loss.backward();
     adam.step();
     attn::profiler::mark();  // Adam records no op: keep its time out of the next op's forward
   }
   std::unique_ptr<attn::models::Seq2Seq> model;
   attn::nn::Adam adam;
-  Index src, tgt_in, tgt_out, targets;
+  Index src, tgt_in, tgt_out;
   std::vector<std::size_t> lengths = std::vector<std::size_t>(kBatch, kLen);
 };
 
@@ -140,14 +141,31 @@ Work shared(std::shared_ptr<W> w) {
   return [w] { (*w)(); };
 }
 
-Work make_work(const std::string& name, attn::Dtype dtype) {
+// Strips the suffixes -v<V> and -t<T> from a workload's name into kVocab and kLen.
+std::string parse_sizes(std::string name) {
+  for (;;) {
+    const std::size_t dash = name.rfind('-');
+    if (dash == std::string::npos || dash + 2 >= name.size()) return name;
+    const char key = name[dash + 1];
+    const std::string digits = name.substr(dash + 2);
+    if ((key != 'v' && key != 't') || digits.find_first_not_of("0123456789") != std::string::npos) return name;
+    const std::size_t n = std::stoul(digits);
+    if ((key == 'v' && n < 5) || (key == 't' && n < 2))
+      throw attn::ValueError("model_bench: '" + name + "' asks for a vocabulary below 5 or a length below 2");
+    (key == 'v' ? kVocab : kLen) = n;
+    name.erase(dash);
+  }
+}
+
+Work make_work(const std::string& full_name, attn::Dtype dtype) {
   attn::manual_seed(0);
+  const std::string name = parse_sizes(full_name);
   if (name == "transformer") return shared(std::make_shared<TrainStep>(transformer(dtype)));
   if (name == "bahdanau") return shared(std::make_shared<TrainStep>(bahdanau(dtype)));
   if (name == "decode-transformer") return shared(std::make_shared<Decode>(transformer(dtype)));
   if (name == "decode-bahdanau") return shared(std::make_shared<Decode>(bahdanau(dtype)));
   if (name == "lstm") return shared(std::make_shared<LSTMStep>(dtype));
-  throw attn::ValueError("model_bench: unknown workload '" + name + "'");
+  throw attn::ValueError("model_bench: unknown workload '" + full_name + "'");
 }
 
 // One call; its time in microseconds.
@@ -180,8 +198,8 @@ int main(int argc, char** argv) {
   const bool serve = argc > 1 && std::string(argv[1]) == "--serve";
   const bool profile = argc > 1 && std::string(argv[1]) == "--profile";
   if (argc != (serve || profile ? 4 : 3)) {
-    std::cerr << "usage: model_bench [--serve|--profile] <transformer|bahdanau|decode-transformer|decode-bahdanau|lstm> "
-                 "<f32|f64>\n";
+    std::cerr << "usage: model_bench [--serve|--profile] <transformer|bahdanau|decode-transformer|decode-bahdanau|lstm>"
+                 "[-v<vocab>][-t<length>] <f32|f64>\n";
     return 2;
   }
   const std::string name = argv[serve || profile ? 2 : 1], dtype = argv[serve || profile ? 3 : 2];

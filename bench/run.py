@@ -2,8 +2,17 @@
 
     /usr/bin/python3 bench/run.py <build dir> [rounds] [workload ...]
 
-With workloads named (transformer, bahdanau, decode-transformer,
-decode-bahdanau, lstm), only those rows run, and not (c) and (d).
+With workloads named (transformer, bahdanau, transformer-v8000, bahdanau-v8000,
+decode-transformer, decode-bahdanau, lstm, scaling), only those rows run, and
+not (c) and (d). The -v8000 rows are (a) and (b) with a vocabulary of 8,000
+(the real-translation chapter's French side has about 12,500 words).
+
+scaling: (a) and (b) in f32 against the vocabulary (32, 1,000, 8,000, 32,000,
+length 20) and against the sentence length (10, 20, 40, 80, vocabulary 8,000):
+attn@2, torch@2 and t@1+ob2 only, in min(rounds, SCALING_ROUNDS) rounds; each
+row's step time and peak-memory growth, and their growth from the row before.
+With BENCH_JSON=<file>, the scaling rows are also written there (for
+bench/plot_scaling.py).
 
 (a), (b), (e) and the LSTM: for each workload and dtype, four server processes,
 each in its own process so that its peak RSS (VmHWM) is its own:
@@ -29,6 +38,7 @@ below 1, attn is faster. This driver imports no torch.
 import json
 import os
 import platform
+import re
 import math
 import statistics
 import subprocess
@@ -52,11 +62,19 @@ DTYPES = ("f32", "f64")
 WORKLOADS = (  # name, table label
     ("transformer", "(a) Transformer train step"),
     ("bahdanau", "(b) Bahdanau train step"),
+    ("transformer-v8000", "(a) Transformer step, V 8000"),
+    ("bahdanau-v8000", "(b) Bahdanau step, V 8000"),
     ("decode-transformer", "(e) Transformer greedy decode"),
     ("decode-bahdanau", "(e) Bahdanau greedy decode"),
     ("lstm", "    LSTM fwd+bwd [32,20,128]"),
 )
 CONTENDERS = ("attn@2", "attn@1", "torch@2", "torch@1", "t@1+ob2")
+SCALING = "scaling"
+SCALING_CONTENDERS = ("attn@2", "torch@2", "t@1+ob2")
+SCALING_ROUNDS = 3
+SCALING_VOCABS = (32, 1000, 8000, 32000)  # at length 20
+SCALING_LENGTHS = (10, 20, 40, 80)  # at vocabulary 8000
+SCALING_DTYPE = "f32"
 # After its last product, an OpenBLAS thread spins (sched_yield) for about 0.1 s
 # before it sleeps: had the next contender started at once, it would have had
 # one core, not two (attn@2's LSTM step measured 6.6 ms instead of 4.4). The
@@ -85,7 +103,7 @@ class Server:
 
 # What attn::reuse_freed_memory() (core/memory.hpp) sets inside attn's programs,
 # given to torch's processes too, so that both sides run with the same malloc.
-MALLOC = "glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=1073741824"
+MALLOC = "glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=1073741824:glibc.malloc.mmap_max=0"
 
 
 def environment(torch_threads=None, attn_threads=None, openblas_threads=1):
@@ -97,17 +115,18 @@ def environment(torch_threads=None, attn_threads=None, openblas_threads=1):
     return env
 
 
-def run_workload(build, name, dtype, rounds):
+def run_workload(build, name, dtype, rounds, contenders=CONTENDERS):
     """{contender: (median us, peak kB, start kB)}"""
     attn = [os.path.join(build, "bench", "model_bench"), "--serve", name, dtype]
     torch = [PYTHON, os.path.join(HERE, "torch_models.py"), "--serve", name, dtype]
-    servers = {
-        "attn@2": Server(attn, environment(attn_threads=2)),
-        "attn@1": Server(attn, environment(attn_threads=1)),
-        "torch@2": Server(torch, environment(2)),
-        "torch@1": Server(torch, environment(1)),
-        "t@1+ob2": Server(torch, environment(1, openblas_threads=2)),
+    make = {
+        "attn@2": lambda: Server(attn, environment(attn_threads=2)),
+        "attn@1": lambda: Server(attn, environment(attn_threads=1)),
+        "torch@2": lambda: Server(torch, environment(2)),
+        "torch@1": lambda: Server(torch, environment(1)),
+        "t@1+ob2": lambda: Server(torch, environment(1, openblas_threads=2)),
     }
+    servers = {who: make[who]() for who in contenders}
     times = {who: [] for who in servers}
     warm = {}  # uncounted calls per turn: enough for WARM_S, from the warm-up round's times
     for r in range(rounds + 1):  # round 0 is the warm-up
@@ -163,6 +182,43 @@ def run_ops(build):
     return best, gflops, overheads, rows
 
 
+def scaling_rows():
+    """(model, sweep, vocabulary, length, workload name) of the scaling table"""
+    rows = []
+    for model in ("transformer", "bahdanau"):
+        rows += [(model, "vocabulary", v, 20, "%s-v%d-t20" % (model, v)) for v in SCALING_VOCABS]
+        rows += [(model, "length", 8000, t, "%s-v8000-t%d" % (model, t)) for t in SCALING_LENGTHS]
+    return rows
+
+
+SCALE_ROW = "| %-11s | %-10s | %5s | %3s | %9s | %6s | %9s | %6s | %6s | %7s | %6s | %7s | %6s |"
+
+
+def print_scaling(results, rounds):
+    """The scaling table: per row the step time and the peak-memory growth (peak - start),
+    attn@2 and the faster torch, and each one's growth from the row above (same sweep)."""
+    print()
+    print("scaling (%s; attn@2 against the faster of torch@2 and t@1+ob2; %d rounds of %d counted calls; "
+          "x prev = this row / the row above, within a sweep; MB = peak RSS - RSS at start)"
+          % (SCALING_DTYPE, rounds, COUNTED))
+    print()
+    print(SCALE_ROW % ("model", "sweep", "V", "T", "attn ms", "x prev", "torch ms", "x prev", "ratio", "attn MB",
+                       "x prev", "torch MB", "x prev"))
+    print(SCALE_ROW % tuple("-" * n for n in (11, 10, 5, 3, 9, 6, 9, 6, 6, 7, 6, 7, 6)))
+    prev = None
+    for model, sweep, v, t, name in scaling_rows():
+        r = results[name]
+        torch_t = min(r[w][0] for w in SCALING_CONTENDERS[1:])
+        torch_m = min(r[w][1] - r[w][2] for w in SCALING_CONTENDERS[1:])
+        cur = (r["attn@2"][0], torch_t, r["attn@2"][1] - r["attn@2"][2], torch_m)
+        same = prev is not None and prev[0] == (model, sweep)
+        grow = ["x%.2f" % (c / p) if same and p > 0 else "" for c, p in zip(cur, prev[1] if same else cur)]
+        print(SCALE_ROW % (model, sweep, v, t, "%.2f" % (cur[0] / 1e3), grow[0], "%.2f" % (cur[1] / 1e3), grow[1],
+                           "%.2f" % (cur[0] / cur[1]), "%.0f" % (cur[2] / 1024), grow[2], "%.0f" % (cur[3] / 1024),
+                           grow[3]))
+        prev = ((model, sweep), cur)
+
+
 def machine():
     cpu = "unknown CPU"
     with open("/proc/cpuinfo") as f:
@@ -185,14 +241,28 @@ def main():
     build = sys.argv[1] if len(sys.argv) > 1 else "build"
     rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 10
     only = sys.argv[3:]
-    unknown = [w for w in only if w not in dict(WORKLOADS)]
+    known = list(dict(WORKLOADS)) + [SCALING]
+    sized = re.compile(r"^(transformer|bahdanau|decode-transformer|decode-bahdanau)(-[vt][0-9]+)+$")  # any V, T
+    unknown = [w for w in only if w not in known and not sized.match(w)]
     if unknown:
-        raise SystemExit("bench: unknown workload %s (known: %s)" % (", ".join(unknown), ", ".join(dict(WORKLOADS))))
+        raise SystemExit("bench: unknown workload %s (known: %s)" % (", ".join(unknown), ", ".join(known)))
     workloads = [(name, label) for name, label in WORKLOADS if not only or name in only]
+    workloads += [(name, name) for name in only if name not in known]
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     models = {(name, dt): run_workload(build, name, dt, rounds) for name, _ in workloads for dt in DTYPES}
     if not only:
         best, gflops, overheads, rows = run_ops(build)
+    scaling_rounds = min(rounds, SCALING_ROUNDS)
+    scaling = {}
+    if not only or SCALING in only:
+        scaling = {name: run_workload(build, name, SCALING_DTYPE, scaling_rounds, SCALING_CONTENDERS)
+                   for _, _, _, _, name in scaling_rows()}
+        if os.environ.get("BENCH_JSON"):
+            with open(os.environ["BENCH_JSON"], "w") as f:
+                json.dump({"started": started, "dtype": SCALING_DTYPE, "rows": [
+                    {"model": m, "sweep": sw, "vocab": v, "length": t,
+                     "results": {who: list(r) for who, r in scaling[name].items()}}
+                    for m, sw, v, t, name in scaling_rows()]}, f, indent=1)
 
     print("attn vs PyTorch %s, %s, %s; load average %s" % (torch_version(), started, machine(),
                                                           " ".join("%.1f" % v for v in os.getloadavg())))
@@ -207,6 +277,15 @@ def main():
     print("ratio = attn@2 / the fastest torch (time; for rates the inverse): below 1, attn is faster; "
           "(c) overhead = attn - raw at 1 thread, timed in pairs (ops_bench's pair rows): the median over 10 runs "
           "of each run's median difference, and their range")
+    if workloads:
+        print_models(models, workloads)
+    if not only:
+        print_ops(best, gflops, overheads, rows)
+    if scaling:
+        print_scaling(scaling, scaling_rounds)
+
+
+def print_models(models, workloads):
     print()
     print(ROW % ("benchmark", "dtype", "unit", "attn@2", "attn@1", "torch@2", "torch@1", "t@1+ob2", "ratio", "notes"))
     print(ROW % ("-" * 32, "-" * 5, "-" * 7, "-" * 9, "-" * 9, "-" * 9, "-" * 9, "-" * 9, "-" * 6, "-" * 12))
@@ -225,8 +304,9 @@ def main():
             else:
                 cells = ["%.2f" % (med[who] / 1e3) for who in CONTENDERS]
                 print(ROW % tuple([label, dt, "ms"] + cells + ["%.2f" % ratio, mem]))
-    if only:
-        return
+
+
+def print_ops(best, gflops, overheads, rows):
     for op in ("add", "tanh", "softmax", "matmul128"):
         for dt in DTYPES:
             key = op + "/" + dt

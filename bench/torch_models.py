@@ -14,6 +14,7 @@ Workloads (batch 32, length 20, vocabulary 32, every size 128), built like attn'
                       Transformer runs its decoder over the whole prefix at every step,
                       as attn's step() does
   lstm                torch.nn.LSTM(128, 128, batch_first) forward + backward, [32, 20, 128]
+A model workload may end in -v<V> and/or -t<T>: vocabulary V, length T (as model_bench's).
 
 --serve: for bench/run.py. Reads lines "N", answers N times in us on one line;
 "mem" answers "<VmHWM kB> <VmRSS kB after importing torch>". torch.set_num_threads(2)
@@ -178,8 +179,23 @@ class LSTMStep:
         self.lstm(self.x)[0].backward(self.grad_output)
 
 
+def parse_sizes(name):
+    """Strips the suffixes -v<V> and -t<T> into the globals V and T."""
+    global V, T
+    while True:
+        head, _, tail = name.rpartition("-")
+        if not head or len(tail) < 2 or tail[0] not in "vt" or not tail[1:].isdigit():
+            return name
+        if tail[0] == "v":
+            V = int(tail[1:])
+        else:
+            T = int(tail[1:])
+        name = head
+
+
 def make_work(name, dtype):
     torch.manual_seed(0)
+    name = parse_sizes(name)
     models = {"transformer": Transformer, "bahdanau": Bahdanau}
     if name == "lstm":
         return LSTMStep(dtype)

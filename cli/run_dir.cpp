@@ -2,6 +2,7 @@
 
 #include "grid.hpp"
 #include "../io/json_file.hpp"
+#include "../models/conv_attention.hpp"
 #include "parse.hpp"
 #include "run_config.hpp"
 
@@ -278,6 +279,8 @@ Run load_run_once(const std::string& dir) {
     }
   } else {
     run.model = build_model(run.config.at("model"), run.src_vocab.size(), run.tgt_vocab.size(), where);
+    // the copy head copies a source token as its target id: it needs both vocabularies
+    if (auto* conv = dynamic_cast<models::ConvAttentionSeq2Seq*>(run.model.get())) conv->set_copy_map(run.src_vocab, run.tgt_vocab);
   }
   load_weights(run, unit);
   run.module().eval();

@@ -3,6 +3,7 @@
 // Every input (flags, config, corpus, checkpoint) is checked and the whole run is
 // built before the first byte is written.
 #include "commands.hpp"
+#include "../models/conv_attention.hpp"
 #include "parse.hpp"
 #include "progress.hpp"
 #include "run_config.hpp"
@@ -86,6 +87,8 @@ TrainResult train_run(nlohmann::json config, const std::string& out, TrainMode m
   std::unique_ptr<models::Seq2Seq> model =
       build_model(config.at("model"), task.src_vocab.size(), task.tgt_vocab.size(),
                   mode == TrainMode::Resume ? where : "the model's settings (--model, --set)");
+  // the copy head copies a source token as its target id: it needs both vocabularies
+  if (auto* conv = dynamic_cast<models::ConvAttentionSeq2Seq*>(model.get())) conv->set_copy_map(task.src_vocab, task.tgt_vocab);
   if (s.dtype == "float32") model->to(Dtype::Float32);
   check_storable(config, task);
 
@@ -221,7 +224,7 @@ void add_train_command(CLI::App& app) {
   };
   auto o = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand("train", "Train a chapter's model on a task; checkpoints go to --out");
-  cmd->add_option("--model", o->model, "seq2seq, bahdanau, luong, luong-local, transformer, monotonic, or grid (with --task grid)")
+  cmd->add_option("--model", o->model, "seq2seq, bahdanau, luong, luong-local, transformer, monotonic, conv, conv-copy, or grid (with --task grid)")
       ->capture_default_str();
   cmd->add_option("--task", o->task, "copy, reverse, sort, dates, grid, or a FILE.tsv of source<TAB>target lines")
       ->capture_default_str();

@@ -9,6 +9,7 @@
 #include "tensor.hpp"
 
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace attn {
@@ -69,6 +70,15 @@ Tensor matmul(const Tensor& a, const Tensor& b);
 // is added onto, as PyTorch's addmm(bias, x, weight.t()): an RNN step's h W_hh^T
 // added to the input's share of the gates.
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor());
+
+// ---- 1-D convolution (core/ops/conv.cpp) -------------------------------------
+// torch.nn.functional.conv1d with stride 1: x [N, C_in, L], weight [C_out, C_in, K],
+// bias [C_out] (optional) -> [N, C_out, L + pl + pr - K + 1], zero-padded by
+// `padding` on both ends, by pl and pr, or by "same" (output length L) / "valid" (none).
+Tensor conv1d(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor(), std::size_t padding = 0);
+Tensor conv1d(const Tensor& x, const Tensor& weight, const Tensor& bias, std::size_t padding_left,
+              std::size_t padding_right);
+Tensor conv1d(const Tensor& x, const Tensor& weight, const Tensor& bias, const std::string& padding);
 
 // ---- shapes (core/ops/shape.cpp) ---------------------------------------------
 Tensor transpose(const Tensor& x, long dim0, long dim1);

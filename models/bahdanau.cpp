@@ -13,36 +13,19 @@ namespace attn::models {
 
 namespace {
 
-nn::RNNOptions bidirectional() {
-  nn::RNNOptions options;
-  options.batch_first = true;
-  options.bidirectional = true;
-  return options;
-}
-
-const BahdanauConfig& checked(const BahdanauConfig& c) {
-  if (c.src_vocab == 0 || c.tgt_vocab == 0 || c.embed_dim == 0 || c.encoder_dim == 0 || c.decoder_dim == 0 ||
-      c.attention_dim == 0)
-    throw ValueError("BahdanauSeq2Seq: every size in the config must be positive");
-  return c;
+EncoderSizes encoder_sizes(const BahdanauConfig& c) {
+  if (c.attention_dim == 0) throw ValueError("BahdanauSeq2Seq: every size in the config must be positive");
+  return {c.src_vocab, c.tgt_vocab, c.embed_dim, c.encoder_dim, c.decoder_dim};
 }
 
 }  // namespace
 
 BahdanauSeq2Seq::BahdanauSeq2Seq(const BahdanauConfig& cfg)
-    : Seq2Seq("BahdanauSeq2Seq"),
-      config(checked(cfg)),
-      src_embed(cfg.src_vocab, cfg.embed_dim, data::Vocab::pad_id),
-      tgt_embed(cfg.tgt_vocab, cfg.embed_dim, data::Vocab::pad_id),
-      encoder(cfg.embed_dim, cfg.encoder_dim, bidirectional()),
-      init(2 * cfg.encoder_dim, cfg.decoder_dim),
+    : BidirectionalEncoderSeq2Seq("BahdanauSeq2Seq", encoder_sizes(cfg)),
+      config(cfg),
       attention(std::make_unique<nn::AdditiveScore>(cfg.decoder_dim, 2 * cfg.encoder_dim, cfg.attention_dim)),
       decoder(cfg.embed_dim + 2 * cfg.encoder_dim, cfg.decoder_dim),
       out(cfg.decoder_dim + 2 * cfg.encoder_dim + cfg.embed_dim, cfg.tgt_vocab) {
-  register_module("src_embed", src_embed);
-  register_module("tgt_embed", tgt_embed);
-  register_module("encoder", encoder);
-  register_module("init", init);
   register_module("attention", attention);
   register_module("decoder", decoder);
   register_module("out", out);
@@ -62,17 +45,15 @@ std::string BahdanauSeq2Seq::extra_repr() const {
 
 DecoderState BahdanauSeq2Seq::start(const Index& src, const std::vector<std::size_t>& src_lengths) {
   check_source("BahdanauSeq2Seq", src, src_lengths);
-  Tensor x = src_embed(src);                              // [B, S, E]
-  nn::LSTMOutput encoded = encoder(x, {}, src_lengths);   // output [B, S, 2 * He], h [2, B, He]
-  // The forward direction ends at h_m, the backward one at h_1: both summaries.
-  Tensor summary = concat({select(encoded.h, 0, 0), select(encoded.h, 0, 1)}, 1);  // [B, 2 * He]
+  Encoded encoded = encode(src, src_lengths);
+  const Dtype dtype = encoded.start.dtype();
   DecoderState state;
   state.src_lengths = src_lengths;
-  state.tensors["memory"] = encoded.output;                                         // h_j: [B, S, 2 * He]
-  state.tensors["keys"] = attention.score().precompute_keys(encoded.output);       // W_2 h_j: [B, S, A]
-  state.tensors["h"] = tanh(init(summary));                                         // s_0: [B, Hd]
-  state.tensors["c"] = zeros({src.shape()[0], config.decoder_dim}, summary.dtype());  // [B, Hd]
-  if (config.coverage) state.tensors["coverage"] = zeros({src.shape()[0], src.shape()[1]}, summary.dtype());  // C_0: [B, S]
+  state.tensors["memory"] = encoded.memory;                                         // h_j: [B, S, 2 * He]
+  state.tensors["keys"] = attention.score().precompute_keys(encoded.memory);       // W_2 h_j: [B, S, A]
+  state.tensors["h"] = encoded.start;                                               // s_0: [B, Hd]
+  state.tensors["c"] = zeros({src.shape()[0], config.decoder_dim}, dtype);         // [B, Hd]
+  if (config.coverage) state.tensors["coverage"] = zeros({src.shape()[0], src.shape()[1]}, dtype);  // C_0: [B, S]
   return state;
 }
 
@@ -107,11 +88,6 @@ Tensor BahdanauSeq2Seq::step(DecoderState& state, const Index& prefix) {
   Index last = last_tokens("BahdanauSeq2Seq::step", prefix, state.tensors.at("h").size(0));  // [B, 1]
   Tensor y_prev = select(tgt_embed(last), 1, 0);                                            // [B, E]
   return out(decode(state, y_prev));                                                        // [B, V]
-}
-
-std::map<std::string, Tensor> BahdanauSeq2Seq::last_attention() const {
-  if (!last_attention_.defined()) return {};
-  return {{"attention", last_attention_}};
 }
 
 }  // namespace attn::models

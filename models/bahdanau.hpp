@@ -26,10 +26,7 @@
 #pragma once
 
 #include "../nn/attention/attention.hpp"
-#include "../nn/embedding.hpp"
-#include "../nn/linear.hpp"
-#include "../nn/rnn.hpp"
-#include "seq2seq.hpp"
+#include "bidirectional_encoder.hpp"
 
 namespace attn::models {
 
@@ -42,7 +39,7 @@ struct BahdanauConfig {
   bool coverage = false;           // Tu et al.'s coverage vector in the score (adds V [A])
 };
 
-class BahdanauSeq2Seq : public Seq2Seq {
+class BahdanauSeq2Seq : public BidirectionalEncoderSeq2Seq {
  public:
   explicit BahdanauSeq2Seq(const BahdanauConfig& config);
 
@@ -52,14 +49,10 @@ class BahdanauSeq2Seq : public Seq2Seq {
   // step() sets state.attention["attention"] [B, S].
   DecoderState start(const Index& src, const std::vector<std::size_t>& src_lengths) override;
   Tensor step(DecoderState& state, const Index& prefix) override;
-  std::map<std::string, Tensor> last_attention() const override;  // "attention" -> [B, T, S]
-  std::string main_attention() const override { return "attention"; }
   std::string extra_repr() const override;
 
   BahdanauConfig config;
-  nn::Embedding src_embed, tgt_embed;  // padding_idx = <pad>
-  nn::LSTM encoder;                    // bidirectional, batch-first
-  nn::Linear init;                     // W_init: 2 * encoder_dim -> decoder_dim
+  // src_embed, tgt_embed, encoder, init: bidirectional_encoder.hpp
   nn::Attention attention;             // additive score: query s_{t-1}, keys h_j
   nn::LSTMCell decoder;                // [y_{t-1}; c_t] -> s_t
   nn::Linear out;                      // [s_t; c_t; y_{t-1}] -> tgt_vocab
@@ -69,7 +62,6 @@ class BahdanauSeq2Seq : public Seq2Seq {
   // One decoder step from the embedded y_{t-1} [B, E]: updates state, sets its
   // attention, and returns the output layer's input [s_t; c_t; y_{t-1}].
   Tensor decode(DecoderState& state, const Tensor& y_prev);
-  Tensor last_attention_;  // [B, T, S] of the last forward(), detached
 };
 
 }  // namespace attn::models

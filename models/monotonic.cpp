@@ -10,19 +10,10 @@ namespace attn::models {
 
 namespace {
 
-nn::RNNOptions bidirectional() {
-  nn::RNNOptions options;
-  options.batch_first = true;
-  options.bidirectional = true;
-  return options;
-}
-
-const MonotonicConfig& checked(const MonotonicConfig& c) {
-  if (c.src_vocab == 0 || c.tgt_vocab == 0 || c.embed_dim == 0 || c.encoder_dim == 0 || c.decoder_dim == 0 ||
-      c.attention_dim == 0)
-    throw ValueError("MonotonicSeq2Seq: every size in the config must be positive");
+EncoderSizes encoder_sizes(const MonotonicConfig& c) {
+  if (c.attention_dim == 0) throw ValueError("MonotonicSeq2Seq: every size in the config must be positive");
   if (!(c.noise_std >= 0.0)) throw ValueError("MonotonicSeq2Seq: noise_std must be >= 0, got " + std::to_string(c.noise_std));
-  return c;
+  return {c.src_vocab, c.tgt_vocab, c.embed_dim, c.encoder_dim, c.decoder_dim};
 }
 
 nn::MonotonicOptions attention_options(const MonotonicConfig& c) {
@@ -35,19 +26,11 @@ nn::MonotonicOptions attention_options(const MonotonicConfig& c) {
 }  // namespace
 
 MonotonicSeq2Seq::MonotonicSeq2Seq(const MonotonicConfig& cfg)
-    : Seq2Seq("MonotonicSeq2Seq"),
-      config(checked(cfg)),
-      src_embed(cfg.src_vocab, cfg.embed_dim, data::Vocab::pad_id),
-      tgt_embed(cfg.tgt_vocab, cfg.embed_dim, data::Vocab::pad_id),
-      encoder(cfg.embed_dim, cfg.encoder_dim, bidirectional()),
-      init(2 * cfg.encoder_dim, cfg.decoder_dim),
+    : BidirectionalEncoderSeq2Seq("MonotonicSeq2Seq", encoder_sizes(cfg)),
+      config(cfg),
       attention(cfg.decoder_dim, 2 * cfg.encoder_dim, cfg.attention_dim, attention_options(cfg)),
       decoder(cfg.embed_dim + 2 * cfg.encoder_dim, cfg.decoder_dim),
       out(cfg.decoder_dim + 2 * cfg.encoder_dim + cfg.embed_dim, cfg.tgt_vocab) {
-  register_module("src_embed", src_embed);
-  register_module("tgt_embed", tgt_embed);
-  register_module("encoder", encoder);
-  register_module("init", init);
   register_module("attention", attention);
   register_module("decoder", decoder);
   register_module("out", out);
@@ -63,16 +46,15 @@ std::string MonotonicSeq2Seq::extra_repr() const {
 DecoderState MonotonicSeq2Seq::start(const Index& src, const std::vector<std::size_t>& src_lengths) {
   check_source("MonotonicSeq2Seq", src, src_lengths);
   const std::size_t B = src.shape()[0], S = src.shape()[1];
-  Tensor x = src_embed(src);                              // [B, S, E]
-  nn::LSTMOutput encoded = encoder(x, {}, src_lengths);   // output [B, S, 2 * He], h [2, B, He]
-  Tensor summary = concat({select(encoded.h, 0, 0), select(encoded.h, 0, 1)}, 1);  // [B, 2 * He]
+  Encoded encoded = encode(src, src_lengths);
+  const Dtype dtype = encoded.start.dtype();
   DecoderState state;
   state.src_lengths = src_lengths;
-  state.tensors["memory"] = encoded.output;                                  // h_j: [B, S, 2 * He]
-  state.tensors["keys"] = attention.precompute_keys(encoded.output);        // W_2 h_j: [B, S, A]
-  state.tensors["h"] = tanh(init(summary));                                  // s_0: [B, Hd]
-  state.tensors["c"] = zeros({B, config.decoder_dim}, summary.dtype());     // [B, Hd]
-  state.tensors["alignment"] = nn::monotonic_initial_alignment(B, S, summary.dtype());  // alpha_{-1}: [B, S]
+  state.tensors["memory"] = encoded.memory;                                  // h_j: [B, S, 2 * He]
+  state.tensors["keys"] = attention.precompute_keys(encoded.memory);        // W_2 h_j: [B, S, A]
+  state.tensors["h"] = encoded.start;                                        // s_0: [B, Hd]
+  state.tensors["c"] = zeros({B, config.decoder_dim}, dtype);               // [B, Hd]
+  state.tensors["alignment"] = nn::monotonic_initial_alignment(B, S, dtype);  // alpha_{-1}: [B, S]
   state.tensors["pointer"] = zeros({B});                                     // hard: every row starts at 0
   return state;
 }
@@ -123,11 +105,6 @@ Tensor MonotonicSeq2Seq::step(DecoderState& state, const Index& prefix) {
   Index last = last_tokens("MonotonicSeq2Seq::step", prefix, state.tensors.at("h").size(0));  // [B, 1]
   Tensor y_prev = select(tgt_embed(last), 1, 0);                                             // [B, E]
   return out(decode(state, y_prev, true));                                                   // [B, V]
-}
-
-std::map<std::string, Tensor> MonotonicSeq2Seq::last_attention() const {
-  if (!last_attention_.defined()) return {};
-  return {{"attention", last_attention_}};
 }
 
 }  // namespace attn::models

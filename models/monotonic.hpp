@@ -18,10 +18,7 @@
 #pragma once
 
 #include "../nn/attention/monotonic.hpp"
-#include "../nn/embedding.hpp"
-#include "../nn/linear.hpp"
-#include "../nn/rnn.hpp"
-#include "seq2seq.hpp"
+#include "bidirectional_encoder.hpp"
 
 namespace attn::models {
 
@@ -35,7 +32,7 @@ struct MonotonicConfig {
   double offset_init = -1.0;  // r's initial value
 };
 
-class MonotonicSeq2Seq : public Seq2Seq {
+class MonotonicSeq2Seq : public BidirectionalEncoderSeq2Seq {
  public:
   explicit MonotonicSeq2Seq(const MonotonicConfig& config);
 
@@ -46,14 +43,10 @@ class MonotonicSeq2Seq : public Seq2Seq {
   // [B, S], one-hot at the attended position (all 0 when none).
   DecoderState start(const Index& src, const std::vector<std::size_t>& src_lengths) override;
   Tensor step(DecoderState& state, const Index& prefix) override;
-  std::map<std::string, Tensor> last_attention() const override;  // "attention" -> [B, T, S]
-  std::string main_attention() const override { return "attention"; }
   std::string extra_repr() const override;
 
   MonotonicConfig config;
-  nn::Embedding src_embed, tgt_embed;  // padding_idx = <pad>
-  nn::LSTM encoder;                    // bidirectional, batch-first
-  nn::Linear init;                     // W_init: 2 * encoder_dim -> decoder_dim
+  // src_embed, tgt_embed, encoder, init: bidirectional_encoder.hpp
   nn::MonotonicAttention attention;    // query s_{t-1}, keys h_j
   nn::LSTMCell decoder;                // [y_{t-1}; c_t] -> s_t
   nn::Linear out;                      // [s_t; c_t; y_{t-1}] -> tgt_vocab
@@ -62,7 +55,6 @@ class MonotonicSeq2Seq : public Seq2Seq {
   // One decoder step from the embedded y_{t-1} [B, E], soft or hard: updates state,
   // sets its attention, returns the output layer's input [s_t; c_t; y_{t-1}].
   Tensor decode(DecoderState& state, const Tensor& y_prev, bool hard);
-  Tensor last_attention_;  // [B, T, S] of the last forward(), detached
 };
 
 }  // namespace attn::models

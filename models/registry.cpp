@@ -1,6 +1,7 @@
 #include "registry.hpp"
 
 #include "bahdanau.hpp"
+#include "conv_attention.hpp"
 #include "luong.hpp"
 #include "monotonic.hpp"
 #include "seq2seq_plain.hpp"
@@ -145,6 +146,21 @@ json transformer_fields(const json& in, TransformerConfig& c) {
           {"tie_weights", c.tie_weights}};
 }
 
+json conv_fields(const json& in, ConvAttentionConfig& c, const std::string& name) {
+  Fields f(in, name);
+  f.read("embed_dim", c.embed_dim);
+  f.read("hidden_dim", c.hidden_dim);
+  f.read("conv_channels", c.conv_channels);
+  f.read("kernel1", c.kernel1);
+  f.read("kernel2", c.kernel2);
+  f.read("kernel3", c.kernel3);
+  f.check_unknown();
+  c.copy = name == "conv-copy";
+  return {{"model", name},          {"embed_dim", c.embed_dim}, {"hidden_dim", c.hidden_dim},
+          {"conv_channels", c.conv_channels}, {"kernel1", c.kernel1}, {"kernel2", c.kernel2},
+          {"kernel3", c.kernel3}};
+}
+
 std::string name_of(const json& config) {
   if (!config.is_object() || !config.contains("model") || !config.at("model").is_string())
     throw ValueError("model config: expected {\"model\": <name>, ...}, got " + config.dump());
@@ -161,7 +177,8 @@ std::string name_of(const json& config) {
 }  // namespace
 
 const std::vector<std::string>& model_names() {
-  static const std::vector<std::string> names = {"seq2seq", "bahdanau", "luong", "luong-local", "transformer", "monotonic"};
+  static const std::vector<std::string> names = {"seq2seq", "bahdanau",  "luong", "luong-local", "transformer",
+                                                   "monotonic", "conv", "conv-copy"};
   return names;
 }
 
@@ -183,6 +200,10 @@ nlohmann::json default_model_config(const std::string& name) {
   if (name == "monotonic") {
     MonotonicConfig c;
     return monotonic_fields(config, c);
+  }
+  if (name == "conv" || name == "conv-copy") {
+    ConvAttentionConfig c;
+    return conv_fields(config, c, name);
   }
   LuongConfig c;
   if (name == "luong-local") c.attention = LuongAttention::LocalP;
@@ -214,6 +235,12 @@ std::unique_ptr<Seq2Seq> make_model(const nlohmann::json& config, std::size_t sr
     monotonic_fields(config, c);
     c.src_vocab = src_vocab, c.tgt_vocab = tgt_vocab;
     return std::make_unique<MonotonicSeq2Seq>(c);
+  }
+  if (name == "conv" || name == "conv-copy") {
+    ConvAttentionConfig c;
+    conv_fields(config, c, name);
+    c.src_vocab = src_vocab, c.tgt_vocab = tgt_vocab;
+    return std::make_unique<ConvAttentionSeq2Seq>(c);
   }
   LuongConfig c;
   if (name == "luong-local") c.attention = LuongAttention::LocalP;

@@ -6,7 +6,8 @@
 //   std::unique_ptr<Seq2Seq> model = make_model(config, src_vocab.size(), tgt_vocab.size());
 //
 // Names: "seq2seq" (chapter 1, no attention), "bahdanau" (2), "luong" (3, global),
-// "luong-local" (3, local-p by default), "transformer" (8), "monotonic" (11). Unknown names and
+// "luong-local" (3, local-p by default), "transformer" (8), "monotonic" (11), "conv" and
+// "conv-copy" (12, convolutional attention without and with its copy head). Unknown names and
 // unknown or mistyped fields are a ValueError that names them.
 #pragma once
 

@@ -7,8 +7,22 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <vector>
 
 namespace test {
+
+// The inputs followed by every parameter of m: gradcheck perturbs them all.
+inline std::vector<attn::Tensor> with_parameters(const attn::nn::Module& m, std::vector<attn::Tensor> inputs) {
+  for (const attn::Tensor& p : m.parameters()) inputs.push_back(p);
+  return inputs;
+}
+
+// m's parameter names, in registration order ("weight", "score.W_1", ...).
+inline std::vector<std::string> parameter_names(const attn::nn::Module& m) {
+  std::vector<std::string> out;
+  for (const auto& entry : m.named_parameters()) out.push_back(entry.first);
+  return out;
+}
 
 // A float64 tensor of normal values, reproducible from `seed`.
 inline attn::Tensor randn(const attn::Shape& shape, std::uint64_t seed, bool requires_grad = true) {

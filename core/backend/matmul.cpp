@@ -195,7 +195,9 @@ Tensor linear_(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   const bool has_bias = bias.defined();
   const bool whole_bias = has_bias && bias.dim() > 1;  // [..., out], the output's shape (checked in linear)
   // With a bias, y starts as the bias (in every row, or as a copy of a whole one) and gemm adds x W^T to it (beta = 1).
-  xt::xarray<T> y = has_bias ? broadcast_to(bias.data<T>(), out_shape) : xt::xarray<T>::from_shape(out_shape);
+  xt::xarray<T> y = whole_bias ? copy_of(bias.data<T>()) : xt::xarray<T>::from_shape(out_shape);
+  if (has_bias && !whole_bias)  // the bias [out] copied into each row: a plain copy, not a broadcast walk
+    for (std::size_t r = 0; r < rows; ++r) kernels::copy(bias.data<T>().data(), y.data() + r * outs, outs);
   // [rows, in] x [out, in]^T -> [rows, out]
   blas::gemm(false, true, rows, outs, in, T(1), x.data<T>().data(), in, weight.data<T>().data(), in,
              T(has_bias ? 1 : 0), y.data(), outs);

@@ -12,16 +12,9 @@ namespace nn = attn::nn;
 
 namespace {
 
-Inputs with_parameters(const nn::Module& m, Inputs inputs) {
-  for (const Tensor& p : m.parameters()) inputs.push_back(p);
-  return inputs;
-}
+using test::with_parameters;
 
-std::vector<std::string> names(const nn::Module& m) {
-  std::vector<std::string> out;
-  for (const auto& entry : m.named_parameters()) out.push_back(entry.first);
-  return out;
-}
+std::vector<std::string> names(const nn::Module& m) { return test::parameter_names(m); }
 
 // Weights [B, Tq, Tk] sum to 1 over keys j < lengths[b] and are 0 beyond.
 void check_weights_on_allowed_keys(const Tensor& weights, const std::vector<std::size_t>& lengths) {

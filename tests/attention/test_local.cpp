@@ -10,10 +10,7 @@ using Mode = nn::LocalAttention::Mode;
 
 namespace {
 
-Inputs with_parameters(const nn::Module& m, Inputs inputs) {
-  for (const Tensor& p : m.parameters()) inputs.push_back(p);
-  return inputs;
-}
+using test::with_parameters;
 
 // Luong's local weights by hand: softmax of the scores over the valid keys of
 // the window [p - D, p + D], times exp(-(j - p)^2 / (2 (D/2)^2)) when gaussian.

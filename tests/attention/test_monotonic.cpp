@@ -10,10 +10,7 @@ namespace nn = attn::nn;
 
 namespace {
 
-Inputs with_parameters(const nn::Module& m, Inputs inputs) {
-  for (const Tensor& p : m.parameters()) inputs.push_back(p);
-  return inputs;
-}
+using test::with_parameters;
 
 // The expected alignment straight from the stop/attend process, without the
 // recurrence: step i attends to j if step i - 1 stopped at some k <= j, step i

@@ -12,17 +12,9 @@ namespace nn = attn::nn;
 
 namespace {
 
-// query and keys first, then every parameter of the score: gradcheck perturbs them all.
-Inputs with_parameters(const nn::Module& m, Inputs inputs) {
-  for (const Tensor& p : m.parameters()) inputs.push_back(p);
-  return inputs;
-}
+using test::with_parameters;
 
-std::vector<std::string> names(const nn::Module& m) {
-  std::vector<std::string> out;
-  for (const auto& entry : m.named_parameters()) out.push_back(entry.first);
-  return out;
-}
+std::vector<std::string> names(const nn::Module& m) { return test::parameter_names(m); }
 
 // The score of one (query, key) pair, written as in the papers: a plain loop.
 using PairScore = std::function<double(const xt::xarray<double>& s, const xt::xarray<double>& h)>;

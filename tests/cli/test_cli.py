@@ -142,7 +142,9 @@ class Train(CliTest):
     def test_every_model_trains(self):
         for model, sets in (("seq2seq", ["embed_dim=4", "hidden_dim=8"]),
                             ("luong", ["embed_dim=4", "hidden_dim=8", "attention_dim=8"]),
-                            ("luong-local", ["embed_dim=4", "hidden_dim=8", "attention_dim=8", "window=2"])):
+                            ("luong-local", ["embed_dim=4", "hidden_dim=8", "attention_dim=8", "window=2"]),
+                            ("conv", ["embed_dim=4", "hidden_dim=8", "conv_channels=4"]),
+                            ("conv-copy", ["embed_dim=4", "hidden_dim=8", "conv_channels=4"])):
             args = [a for s in sets for a in ("--set", s)]
             out = self.ok("train", "--model", model, *args, "--task", "sort", "--max-length", "6", "--n-train", "100",
                           "--steps", "3", "--batch-size", "4", "--out", self.path("every_" + model))

@@ -223,7 +223,7 @@ TEST_CASE("Trainer: the model without attention learns to copy short sequences")
   PlainSeq2Seq model(c);
   model.to(attn::Dtype::Float32);
   TrainerOptions o;
-  o.steps = 600;
+  o.steps = 800;
   o.lr = 5e-3;
   o.log_every = 0;
   Trainer t(model, split.train, vocab, vocab, o);
