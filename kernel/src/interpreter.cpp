@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <iomanip>
 #include <sstream>
+#include <thread>
 
 namespace kernel {
 
@@ -397,8 +398,15 @@ void Interpreter::shutdown_request_impl() {
   // xeus ends the process with exit() after its reply. Registered last, this
   // runs first: the process ends before the cells' static objects and the JIT
   // are torn down one by one, in an order that can free JIT memory twice.
+  // The shutdown reply is already queued on the control socket, but zmq's I/O
+  // thread sends it: _Exit before that thread runs would drop it, and the
+  // client would wait for a reply that never comes. zmq has no call that waits
+  // for one socket's queue (terminating the context would wait forever on
+  // xeus's publisher sockets, which are never closed), so the process gives
+  // that thread a bounded moment first.
   std::atexit([] {
     std::fflush(stdout);
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
     std::_Exit(0);
   });
 }
