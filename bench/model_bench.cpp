@@ -9,6 +9,12 @@
 //                (e) models::greedy_decode of the same models, batch 32, exactly 20
 //                tokens (no <eos> stops it early)
 //   lstm         nn::LSTM(128, 128, batch_first) forward + backward over [32, 20, 128]
+//   outproj-bahdanau, outproj-transformer
+//                only the three matrix products of the model's output layer in one
+//                training step, through the backend's gemm (core/backend/blas.hpp): the
+//                forward Y = X W^T and the backward dX = dY W, dW = dY^T X, with X
+//                [B*T, K] (K = 512 features for Bahdanau's, 128 for the Transformer's)
+//                and W [V, K]. The floor under a step at a large vocabulary.
 //   A model workload may end in -v<V> and/or -t<T>: vocabulary V instead of 32, source
 //   and target length T instead of 20 (transformer-v8000, bahdanau-v1000-t40).
 //
@@ -21,6 +27,7 @@
 //
 // Threads: attn::get_num_threads(), i.e. ATTN_NUM_THREADS or one per core (core/parallel.hpp).
 #include "attn.hpp"
+#include "core/backend/blas.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -135,6 +142,33 @@ struct LSTMStep {
   Tensor x, grad_output;
 };
 
+// The output layer's three products alone, on fixed random arrays.
+template <class T>
+struct OutputProducts {
+  explicit OutputProducts(std::size_t features) : k(features) {
+    attn::Generator gen(1);
+    auto fill = [&](std::vector<T>& v, std::size_t n) {
+      Tensor r = attn::randn({n}, attn::Dtype::Float64, gen);
+      v.resize(n);
+      for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<T>(r.data<double>().flat(i));
+    };
+    fill(x, rows * k);
+    fill(w, kVocab * k);
+    fill(dy, rows * kVocab);
+    y.resize(rows * kVocab);
+    dx.resize(rows * k);
+    dw.resize(kVocab * k);
+  }
+  void operator()() {
+    const std::size_t v = kVocab;
+    attn::blas::gemm(false, true, rows, v, k, T(1), x.data(), k, w.data(), k, T(0), y.data(), v);      // Y = X W^T    [B*T, V]
+    attn::blas::gemm(false, false, rows, k, v, T(1), dy.data(), v, w.data(), k, T(0), dx.data(), k);   // dX = dY W    [B*T, K]
+    attn::blas::gemm(true, false, v, k, rows, T(1), dy.data(), v, x.data(), k, T(0), dw.data(), k);    // dW = dY^T X  [V, K]
+  }
+  std::size_t k, rows = kBatch * kLen;
+  std::vector<T> x, w, dy, y, dx, dw;
+};
+
 // A std::function holds a copy: share the workload.
 template <class W>
 Work shared(std::shared_ptr<W> w) {
@@ -165,6 +199,11 @@ Work make_work(const std::string& full_name, attn::Dtype dtype) {
   if (name == "decode-transformer") return shared(std::make_shared<Decode>(transformer(dtype)));
   if (name == "decode-bahdanau") return shared(std::make_shared<Decode>(bahdanau(dtype)));
   if (name == "lstm") return shared(std::make_shared<LSTMStep>(dtype));
+  if (name == "outproj-bahdanau" || name == "outproj-transformer") {
+    const std::size_t features = name == "outproj-bahdanau" ? 4 * kDim : kDim;  // [s_t, c_t, y_{t-1}] or d_model
+    if (dtype == attn::Dtype::Float32) return shared(std::make_shared<OutputProducts<float>>(features));
+    return shared(std::make_shared<OutputProducts<double>>(features));
+  }
   throw attn::ValueError("model_bench: unknown workload '" + full_name + "'");
 }
 
@@ -198,7 +237,7 @@ int main(int argc, char** argv) {
   const bool serve = argc > 1 && std::string(argv[1]) == "--serve";
   const bool profile = argc > 1 && std::string(argv[1]) == "--profile";
   if (argc != (serve || profile ? 4 : 3)) {
-    std::cerr << "usage: model_bench [--serve|--profile] <transformer|bahdanau|decode-transformer|decode-bahdanau|lstm>"
+    std::cerr << "usage: model_bench [--serve|--profile] <transformer|bahdanau|decode-transformer|decode-bahdanau|lstm|outproj-bahdanau|outproj-transformer>"
                  "[-v<vocab>][-t<length>] <f32|f64>\n";
     return 2;
   }

@@ -3,9 +3,11 @@
     /usr/bin/python3 bench/run.py <build dir> [rounds] [workload ...]
 
 With workloads named (transformer, bahdanau, transformer-v8000, bahdanau-v8000,
-decode-transformer, decode-bahdanau, lstm, scaling), only those rows run, and
-not (c) and (d). The -v8000 rows are (a) and (b) with a vocabulary of 8,000
-(the real-translation chapter's French side has about 12,500 words).
+decode-transformer, decode-bahdanau, lstm, outproj-..., scaling), only those
+rows run, and not (c) and (d). The -v8000 rows are (a) and (b) with a
+vocabulary of 8,000 (the real-translation chapter's French side has about
+12,500 words); the outproj rows time only the three matrix products of that
+step's output layer on both sides, the floor under the step.
 
 scaling: (a) and (b) in f32 against the vocabulary (32, 1,000, 8,000, 32,000,
 length 20) and against the sentence length (10, 20, 40, 80, vocabulary 8,000):
@@ -64,6 +66,8 @@ WORKLOADS = (  # name, table label
     ("bahdanau", "(b) Bahdanau train step"),
     ("transformer-v8000", "(a) Transformer step, V 8000"),
     ("bahdanau-v8000", "(b) Bahdanau step, V 8000"),
+    ("outproj-transformer-v8000", "    (a)'s output-layer gemms, V 8000"),
+    ("outproj-bahdanau-v8000", "    (b)'s output-layer gemms, V 8000"),
     ("decode-transformer", "(e) Transformer greedy decode"),
     ("decode-bahdanau", "(e) Bahdanau greedy decode"),
     ("lstm", "    LSTM fwd+bwd [32,20,128]"),
@@ -242,7 +246,7 @@ def main():
     rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 10
     only = sys.argv[3:]
     known = list(dict(WORKLOADS)) + [SCALING]
-    sized = re.compile(r"^(transformer|bahdanau|decode-transformer|decode-bahdanau)(-[vt][0-9]+)+$")  # any V, T
+    sized = re.compile(r"^(transformer|bahdanau|decode-transformer|decode-bahdanau|outproj-transformer|outproj-bahdanau)(-[vt][0-9]+)+$")  # any V, T
     unknown = [w for w in only if w not in known and not sized.match(w)]
     if unknown:
         raise SystemExit("bench: unknown workload %s (known: %s)" % (", ".join(unknown), ", ".join(known)))

@@ -179,6 +179,21 @@ class LSTMStep:
         self.lstm(self.x)[0].backward(self.grad_output)
 
 
+class OutputProducts:
+    """The output layer's three products alone: Y = X W^T, dX = dY W, dW = dY^T X."""
+
+    def __init__(self, features, dtype):
+        g = torch.Generator().manual_seed(1)
+        self.x = torch.randn(B * T, features, generator=g, dtype=dtype)  # [B*T, K]
+        self.w = torch.randn(V, features, generator=g, dtype=dtype)      # [V, K]
+        self.dy = torch.randn(B * T, V, generator=g, dtype=dtype)        # [B*T, V]
+
+    def __call__(self):
+        self.x @ self.w.t()   # [B*T, V]
+        self.dy @ self.w      # [B*T, K]
+        self.dy.t() @ self.x  # [V, K]
+
+
 def parse_sizes(name):
     """Strips the suffixes -v<V> and -t<T> into the globals V and T."""
     global V, T
@@ -199,6 +214,8 @@ def make_work(name, dtype):
     models = {"transformer": Transformer, "bahdanau": Bahdanau}
     if name == "lstm":
         return LSTMStep(dtype)
+    if name in ("outproj-bahdanau", "outproj-transformer"):
+        return OutputProducts(4 * D if name == "outproj-bahdanau" else D, dtype)
     if name in models:
         return TrainStep(models[name]().to(dtype))
     if name.startswith("decode-") and name[7:] in models:
