@@ -4,16 +4,18 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 namespace attn {
 
 class Tensor;
 
 // ---- the switch: fused fast path (default) or composed teaching path --------
-// With fused ops on, matmul, linear, softmax, log_softmax and the fused ops
-// (layer_norm, masked_softmax, the LSTM ops, additive_score, split/merge_heads)
-// run the backend's versions. Off, each runs as the plain composition of core
-// ops that docs/ops/*.md derives: same values and gradients, to rounding.
+// With fused ops on, matmul, linear, softmax, log_softmax, cross_entropy and the
+// fused ops (layer_norm, masked_softmax, the LSTM ops, additive_score,
+// split/merge_heads) run the backend's versions. Off, each runs as the plain
+// composition of core ops that docs/ops/*.md derives: same values and
+// gradients, to rounding.
 //   { attn::FusedOps guard(false); loss = model(x); loss.backward(); }
 bool fused_ops_enabled();
 void set_fused_ops(bool on);
@@ -46,6 +48,9 @@ Tensor matmul(const Tensor& a, const Tensor& b);  // BLAS gemm, products planned
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias);
 Tensor softmax(const Tensor& x, std::size_t axis);  // lane loops instead of broadcast expressions
 Tensor log_softmax(const Tensor& x, std::size_t axis);
+// -sum_c q_c log softmax(logits)_c per row of logits [..., C] -> [...], with q = 1 - s on the
+// row's target and s / C everywhere, 0 where the target is ignore_index (nn::cross_entropy).
+Tensor cross_entropy(const Tensor& logits, const std::int64_t* targets, long ignore_index, double label_smoothing);
 }  // namespace fused
 
 // ---- the profiler's hooks (core/backend/profiler.hpp) ----------------------

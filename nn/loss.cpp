@@ -1,5 +1,6 @@
 #include "loss.hpp"
 
+#include "../core/kernels.hpp"
 #include "../core/ops.hpp"
 #include "../core/record.hpp"
 
@@ -18,6 +19,20 @@ void check_targets(const char* op, const Tensor& scores, const Index& targets) {
                      "last, class dim), got input " + shape_str(shape) + " and targets " + shape_str(target_shape));
 }
 
+// Throws unless every target is in [0, C) or ignore_index; returns how many are not ignored.
+std::size_t count_targets(const char* op, std::size_t num_classes, const Index& targets, long ignore_index) {
+  std::size_t count = 0;
+  for (std::size_t i = 0; i < targets.size(); ++i) {
+    const std::int64_t t = targets.flat(i);
+    if (t == ignore_index) continue;
+    if (t < 0 || t >= static_cast<std::int64_t>(num_classes))
+      throw ValueError(std::string(op) + ": target " + std::to_string(t) + " is out of range for " +
+                       std::to_string(num_classes) + " classes (ignore_index is " + std::to_string(ignore_index) + ")");
+    ++count;
+  }
+  return count;
+}
+
 // The target distribution q, shaped like the scores [..., C], as a constant:
 //   q[c] = (1 - s) * (c == t) + s / C  for a target t, with s the label smoothing,
 //   q[c] = 0                           where t == ignore_index.
@@ -27,17 +42,13 @@ Tensor target_distribution(const char* op, const Tensor& scores, const Index& ta
                            double smoothing, std::size_t& count) {
   const Shape shape = scores.shape();
   const std::size_t num_classes = shape.back();
+  count = count_targets(op, num_classes, targets, ignore_index);
   xt::xarray<double> q = xt::zeros<double>(shape);
-  count = 0;
   for (std::size_t i = 0; i < targets.size(); ++i) {  // row i of q is q.flat(i * C ... i * C + C - 1)
     const std::int64_t t = targets.flat(i);
     if (t == ignore_index) continue;
-    if (t < 0 || t >= static_cast<std::int64_t>(num_classes))
-      throw ValueError(std::string(op) + ": target " + std::to_string(t) + " is out of range for " +
-                       std::to_string(num_classes) + " classes (ignore_index is " + std::to_string(ignore_index) + ")");
     for (std::size_t c = 0; c < num_classes; ++c) q.flat(i * num_classes + c) = smoothing / num_classes;
     q.flat(i * num_classes + static_cast<std::size_t>(t)) += 1.0 - smoothing;
-    ++count;
   }
   return tensor(q, false, scores.dtype());
 }
@@ -59,6 +70,11 @@ Tensor cross_entropy(const Tensor& logits, const Index& targets, long ignore_ind
   check_targets("cross_entropy", logits, targets);
   if (!(label_smoothing >= 0.0 && label_smoothing <= 1.0))
     throw ValueError("cross_entropy: label_smoothing must be between 0 and 1, got " + std::to_string(label_smoothing));
+  if (fused_ops_enabled()) {  // one op, no [..., C] arrays but the gradient (core/backend/cross_entropy.cpp)
+    const std::size_t count = count_targets("cross_entropy", logits.shape().back(), targets, ignore_index);
+    // targets [...] is row-major and contiguous (an xt::xarray): target i goes with row i of logits
+    return reduce(fused::cross_entropy(logits, targets.data(), ignore_index, label_smoothing), count, reduction);
+  }
   std::size_t count = 0;
   Tensor q = target_distribution("cross_entropy", logits, targets, ignore_index, label_smoothing, count);
   Tensor log_p = log_softmax(logits, -1);     // [..., C]

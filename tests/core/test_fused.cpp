@@ -119,6 +119,25 @@ TEST_CASE("softmax, log_softmax, masked_softmax: lane loops against xtensor expr
   for (std::size_t j = 0; j < 5; ++j) CHECK(w.data<double>()(0, 0, j) == 0.0);
 }
 
+TEST_CASE("cross_entropy: one op against the target distribution, log_softmax, mul and sum") {
+  attn::Index targets = {{3, 0, 4, 2}, {1, 4, 4, 0}};  // [2, 4]; 4 is ignore_index below
+  for (double smoothing : {0.0, 0.1}) {
+    for (auto reduction : {attn::nn::Reduction::None, attn::nn::Reduction::Mean, attn::nn::Reduction::Sum}) {
+      INFO("label_smoothing " << smoothing << ", reduction " << static_cast<int>(reduction));
+      check_fused_matches_composed(
+          [&](const std::vector<Tensor>& in) { return attn::nn::cross_entropy(in[0], targets, 4, smoothing, reduction); },
+          {test::randn({2, 4, 6}, 24)});
+    }
+  }
+  // rows of large logits: the log-sum-exp must not overflow
+  check_fused_matches_composed(
+      [&](const std::vector<Tensor>& in) { return attn::nn::cross_entropy(in[0] * 300.0, targets, 4); },
+      {test::randn({2, 4, 6}, 25)});
+  attn::FusedOps on(true);  // bad targets are refused on the fused path too
+  CHECK_THROWS_WITH_SUBSTR(attn::nn::cross_entropy(test::randn({2, 4, 6}, 26), attn::Index{{3, 0, 4, 6}, {1, 4, 4, 0}}),
+                           attn::ValueError, "cross_entropy: target 6 is out of range for 6 classes");
+}
+
 TEST_CASE("layer_norm: fused against mean, sub, mul, sqrt, div") {
   check_fused_matches_composed(
       [](const std::vector<Tensor>& in) { return attn::layer_norm(in[0], {6}, in[1], in[2]); },
