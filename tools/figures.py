@@ -1,0 +1,80 @@
+#!/usr/bin/python3
+"""The chapter pages' figures (docs/figures/ch*.svg) are copies of notebook outputs.
+
+docs/figures/sources.json names, for each figure, the notebook, the cell (its id)
+and which SVG output of that cell it is. After a notebook is re-run:
+
+    /usr/bin/python3 tools/figures.py --write    copy every figure from its notebook output
+    /usr/bin/python3 tools/figures.py --check    exit 1, naming each figure that differs
+                                                 from its notebook output (a meson test)
+
+so a page never shows a figure from an older run than the numbers beside it.
+Standard library only.
+"""
+import argparse
+import json
+import os
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+FIGURES = os.path.join(ROOT, "docs", "figures")
+SOURCES = os.path.join(FIGURES, "sources.json")
+
+
+def svg_output(notebook, cell_id, index):
+    """The index-th SVG output of the cell with this id, or raise ValueError saying what is missing."""
+    with open(os.path.join(ROOT, notebook), encoding="utf-8") as f:
+        cells = json.load(f)["cells"]
+    cell = next((c for c in cells if c.get("id") == cell_id), None)
+    if cell is None:
+        raise ValueError("%s has no cell with id %s" % (notebook, cell_id))
+    svgs = [o["data"]["image/svg+xml"] for o in cell.get("outputs", []) if "image/svg+xml" in o.get("data", {})]
+    if index >= len(svgs):
+        raise ValueError("%s cell %s has %d SVG outputs, not %d" % (notebook, cell_id, len(svgs), index + 1))
+    svg = svgs[index]
+    return ("".join(svg) if isinstance(svg, list) else svg).rstrip("\n") + "\n"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    mode = ap.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--write", action="store_true", help="copy every figure from its notebook output")
+    mode.add_argument("--check", action="store_true", help="exit 1 if a figure differs from its notebook output")
+    args = ap.parse_args()
+    with open(SOURCES, encoding="utf-8") as f:
+        sources = json.load(f)
+    problems, written = [], 0
+    for name, src in sorted(sources.items()):
+        path = os.path.join(FIGURES, name)
+        try:
+            want = svg_output(src["notebook"], src["cell"], src["svg"])
+        except (OSError, ValueError, KeyError) as e:
+            problems.append("%s: its source is gone: %s" % (name, e))
+            continue
+        have = open(path, encoding="utf-8").read() if os.path.exists(path) else None
+        if have == want:
+            continue
+        if args.write:
+            tmp = path + ".tmp%d" % os.getpid()
+            with open(tmp, "w", encoding="utf-8") as f:
+                f.write(want)
+            os.replace(tmp, path)  # atomic: an interrupted run leaves the old figure whole
+            written += 1
+        else:
+            problems.append("%s: %s than %s cell %s (run tools/figures.py --write)"
+                            % (name, "missing rather" if have is None else "older or other", src["notebook"], src["cell"]))
+    listed = set(sources)
+    for name in sorted(os.listdir(FIGURES)):
+        if name.startswith("ch") and name.endswith(".svg") and name not in listed:
+            problems.append("%s: not in docs/figures/sources.json, so nothing keeps it fresh" % name)
+    for p in problems:
+        print("figures: " + p, file=sys.stderr)
+    if args.write:
+        print("figures: %d written, %d already fresh" % (written, len(sources) - written - len(problems)))
+    else:
+        print("figures: %d of %d fresh" % (len(sources) - len(problems), len(sources)))
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
