@@ -51,7 +51,10 @@ def main():
         except (OSError, ValueError, KeyError) as e:
             problems.append("%s: its source is gone: %s" % (name, e))
             continue
-        have = open(path, encoding="utf-8").read() if os.path.exists(path) else None
+        have = None
+        if os.path.exists(path):
+            with open(path, encoding="utf-8") as f:
+                have = f.read()
         if have == want:
             continue
         if args.write:
@@ -61,8 +64,8 @@ def main():
             os.replace(tmp, path)  # atomic: an interrupted run leaves the old figure whole
             written += 1
         else:
-            problems.append("%s: %s than %s cell %s (run tools/figures.py --write)"
-                            % (name, "missing rather" if have is None else "older or other", src["notebook"], src["cell"]))
+            state = "missing" if have is None else "differs from its source"
+            problems.append("%s: %s, %s cell %s (run tools/figures.py --write)" % (name, state, src["notebook"], src["cell"]))
     listed = set(sources)
     for name in sorted(os.listdir(FIGURES)):
         if name.startswith("ch") and name.endswith(".svg") and name not in listed:
