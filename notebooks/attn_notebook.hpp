@@ -20,3 +20,4 @@
 #include <iostream>
 
 #include "xcpp/xdisplay.hpp"
+#include "../viz/quote.hpp"

@@ -14,6 +14,10 @@ cells. `--check` recomputes that hash from the checkout and fails when it
 differs, or when a committed output holds an error: the outputs then come from
 older code and must be regenerated with the first command.
 
+Quotes: after a notebook is written in place, the numbers its markdown quotes
+(<!--q name-->...<!--/q-->, tools/quotes.py) are filled from its new outputs;
+a quote whose value the run did not publish fails the run.
+
 Cells a learner is invited to edit carry `"attn": {"editable": true}` in their
 metadata; `--rerun-editable` executes each of them a second time right after
 the first, as a learner re-running an edited cell would, and fails on an error.
@@ -168,6 +172,14 @@ def main():
         out = os.path.join(args.out, os.path.basename(p)) if args.out else p
         print("%s:" % p, flush=True)
         failures, seconds, reruns = execute(p, out, lib_hash, args.timeout, args.rerun_editable)
+        if not args.out:
+            # The notebook's own prose quotes its new outputs (tools/quotes.py); pages and
+            # other notebooks follow with `tools/quotes.py --write`.
+            sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+            import quotes
+            for problem in quotes.fill_notebook(os.path.abspath(p)):
+                print("    quote: " + problem)
+                failures.append(problem)
         extra = ", %d editable cells run twice" % reruns if args.rerun_editable else ""
         print("%s: %s in %.1f s%s" % (p, "FAILED" if failures else "ok", seconds, extra), flush=True)
         for f in failures:

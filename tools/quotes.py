@@ -1,0 +1,316 @@
+#!/usr/bin/python3
+"""Numbers in the course's prose are quotes of notebook outputs, never typed.
+
+A code cell publishes a value under a name:
+
+    attn::notebook::quote("ex5.concat_over_dot", ratio, ".2f");
+
+which shows `ex5.concat_over_dot = 0.30` and carries the pair in an output of
+type application/vnd.attn.quote+json. Prose refers to the name:
+
+    concat costs <!--q ex5.concat_over_dot-->0.30<!--/q--> times dot
+
+and this tool keeps the text between the markers equal to the published value:
+
+    /usr/bin/python3 tools/quotes.py --write     fill every quote from the committed outputs
+    /usr/bin/python3 tools/quotes.py --check     exit 1 naming each quote that differs from its
+                                                 output or names no published value (a meson test)
+    /usr/bin/python3 tools/quotes.py --numerals [--list]
+                                                 count the quotes and the numerals left in prose,
+                                                 per chapter (--list prints each one in context)
+
+Names: in a notebook's markdown a bare name is the notebook's own; in
+docs/chapters/NN-*.md a bare name is notebooks/NN_*.ipynb's. Any file may name
+another notebook's value as `NOTEBOOK:name`, NOTEBOOK relative to notebooks/
+without .ipynb: `03_luong:local_m.growth`, `solutions/03_luong:ex5.ratio`.
+The prose files are the chapter and solution notebooks' markdown cells and every
+.md file under docs/ and README.md. docs/quotes.md explains the workflow.
+"""
+import argparse
+import glob
+import json
+import os
+import re
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MIME = "application/vnd.attn.quote+json"
+# <!--q name-->text<!--/q-->: the text is one line, never another marker.
+MARKER = re.compile(r"<!--q ([^\s>]+)-->((?:(?!<!--).)*?)<!--/q-->")
+OPEN_MARKER = re.compile(r"<!--q\b")
+NAME = re.compile(r"^(?:([A-Za-z0-9_/]+):)?([A-Za-z0-9._-]+)$")
+
+
+class Problem(Exception):
+    pass
+
+
+def rel(path, root):
+    return os.path.relpath(path, root)
+
+
+def notebook_paths(root):
+    nbdir = os.path.join(root, "notebooks")
+    return sorted(glob.glob(os.path.join(nbdir, "[0-9]*.ipynb")) +
+                  glob.glob(os.path.join(nbdir, "solutions", "[0-9]*.ipynb")))
+
+
+def notebook_key(path, root):
+    """notebooks/solutions/03_luong.ipynb -> 'solutions/03_luong'."""
+    return os.path.splitext(os.path.relpath(path, os.path.join(root, "notebooks")))[0].replace(os.sep, "/")
+
+
+def page_paths(root):
+    pages = sorted(glob.glob(os.path.join(root, "docs", "**", "*.md"), recursive=True))
+    readme = os.path.join(root, "README.md")
+    return pages + ([readme] if os.path.exists(readme) else [])
+
+
+def read_json(path):
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def cell_text(field):
+    return "".join(field) if isinstance(field, list) else field
+
+
+def published(nb_path, nb):
+    """name -> (text, cell index) for every quote the notebook's outputs carry."""
+    values = {}
+    for i, cell in enumerate(nb["cells"]):
+        for out in cell.get("outputs", []):
+            q = out.get("data", {}).get(MIME)
+            if q is None:
+                continue
+            if isinstance(q, str):
+                q = json.loads(q)
+            name, text = q["name"], q["text"]
+            if name in values and values[name][0] != text:
+                raise Problem("%s: %s is published twice with different values (cells %d and %d: %r, %r)"
+                              % (nb_path, name, values[name][1], i, values[name][0], text))
+            values[name] = (text, i)
+    return values
+
+
+class Course:
+    """The notebooks' published values and the prose files that quote them."""
+
+    def __init__(self, root):
+        self.root = root
+        self.notebooks = {}  # key -> (path, json)
+        self.values = {}     # key -> {name: (text, cell)}
+        self.problems = []
+        for p in notebook_paths(root):
+            key = notebook_key(p, root)
+            nb = read_json(p)
+            self.notebooks[key] = (p, nb)
+            try:
+                self.values[key] = published(rel(p, root), nb)
+            except Problem as e:
+                self.problems.append((p, str(e)))
+                self.values[key] = {}
+
+    def chapter_notebook(self, page):
+        """docs/chapters/03-luong.md -> '03_luong' (the notebook its bare names refer to)."""
+        m = re.match(r"(\d\d)-", os.path.basename(page))
+        if not m or os.path.basename(os.path.dirname(page)) != "chapters":
+            return None
+        keys = [k for k in self.notebooks if re.match(m.group(1) + r"_", k)]
+        return keys[0] if len(keys) == 1 else None
+
+    def resolve(self, ref, home):
+        """The published text a marker's name refers to, or raise Problem saying why not."""
+        m = NAME.match(ref)
+        if not m:
+            raise Problem("'%s' is not a quote name (NAME or NOTEBOOK:NAME)" % ref)
+        key, name = m.group(1) or home, m.group(2)
+        if key is None:
+            raise Problem("'%s' names no notebook, and this file has no notebook of its own: write NOTEBOOK:%s"
+                          % (ref, ref))
+        if key not in self.values:
+            raise Problem("'%s': there is no notebook notebooks/%s.ipynb" % (ref, key))
+        if name not in self.values[key]:
+            raise Problem("'%s': notebooks/%s.ipynb publishes no value named %s (a quote(\"%s\", ...) "
+                          "whose output is missing or was renamed)" % (ref, key, name, name))
+        return self.values[key][name]
+
+    def fill(self, text, home, where, problems, write):
+        """The text with every marker's content checked (and replaced when write); counts quotes."""
+        count = [0]
+
+        def one(m):
+            count[0] += 1
+            line = where[1] + text.count("\n", 0, m.start())
+            try:
+                want, cell = self.resolve(m.group(1), home)
+            except Problem as e:
+                problems.append("%s:%d: %s" % (where[0], line, e))
+                return m.group(0)
+            if m.group(2) != want and not write:
+                problems.append("%s:%d: quote %s reads '%s', but its output (cell %d) is '%s'"
+                                % (where[0], line, m.group(1), m.group(2), cell, want))
+            return "<!--q %s-->%s<!--/q-->" % (m.group(1), want)
+
+        new = MARKER.sub(one, text)
+        # An opening marker that the pattern did not take is a typo that would hide a stale number.
+        if len(OPEN_MARKER.findall(text)) != count[0]:
+            problems.append("%s: %d '<!--q' markers but %d well-formed quotes <!--q NAME-->text<!--/q--> "
+                            "(one line, no nesting)" % (where[0], len(OPEN_MARKER.findall(text)), count[0]))
+        return new, count[0]
+
+    def run(self, write, only=None):
+        """Checks (or fills) every prose file; returns (problems, {file: number of quotes})."""
+        problems = [e for p, e in self.problems if only is None or p in only]
+        counts = {}
+        for key, (path, nb) in self.notebooks.items():
+            if only is not None and path not in only:
+                continue
+            changed = False
+            n = 0
+            for i, cell in enumerate(nb["cells"]):
+                if cell["cell_type"] != "markdown":
+                    continue
+                src = cell_text(cell["source"])
+                new, k = self.fill(src, key, ("%s cell %d" % (rel(path, self.root), i), 1), problems, write)
+                n += k
+                if new != src:
+                    cell["source"] = new.splitlines(True)
+                    changed = True
+            counts[path] = n
+            if write and changed:
+                write_notebook(path, nb)
+        if only is None:
+            for page in page_paths(self.root):
+                with open(page, encoding="utf-8") as f:
+                    text = f.read()
+                new, n = self.fill(text, self.chapter_notebook(page), (rel(page, self.root), 1), problems, write)
+                counts[page] = n
+                if write and new != text:
+                    write_atomically(page, new)
+        return problems, counts
+
+
+def write_atomically(path, text):
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".quotes-")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.chmod(tmp, os.stat(path).st_mode & 0o777)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def write_notebook(path, nb):
+    """Written as nbformat writes it, so a notebook whose quotes did not change is byte-identical."""
+    import nbformat
+    write_atomically(path, nbformat.writes(nbformat.from_dict(nb)) + "\n")
+
+
+def fill_notebook(path, root=ROOT):
+    """Fills one executed notebook's quotes of its own values (tools/execute_notebooks.py calls this).
+    Returns the problems, which the caller prints: a run at a reduced size may not publish everything."""
+    course = Course(root)
+    problems, _ = course.run(write=True, only={os.path.abspath(path)} | {path})
+    return problems
+
+
+# --- the numerals left in prose ------------------------------------------------------------
+
+FENCE = re.compile(r"^```.*?^```", re.S | re.M)
+CODE = re.compile(r"`[^`\n]*`")
+MATH = re.compile(r"\$\$.*?\$\$|\$[^$\n]+\$", re.S)
+LINK_TARGET = re.compile(r"\]\([^)]*\)|<[^>\n]*>|https?://\S+")
+# What is not a measurement: chapter and section numbers, and years in citations.
+REFERENCE = re.compile(r"\b(?:[Cc]hapters?|[Ss]ections?|[Ee]xercises?|[Ff]igures?|[Tt]ables?|[Cc]ells?|"
+                       r"[Ee]q\.|[Ee]quations?|[Pp]arts?|[Ss]eeds?|§)\s*\d+(?:\.\d+)*(?:\s*(?:-|–|and|,|to)\s*\d+)*")
+YEAR = re.compile(r"(?:et al\.?,?|&[^,()]{1,40},?|\(|, )\s*(?:19[5-9]\d|20[0-3]\d)[a-z]?\b")
+NUMERAL = re.compile(r"(?<![\w.])[-−]?\d[\d,]*(?:\.\d+)?(?:\s*[×x]\s*10\S*)?%?")
+
+
+def prose_numerals(text):
+    """The numerals of a markdown text that are not quotes, code, math, addresses or references:
+    returns (numerals in text as (line, numeral, context), count in math)."""
+    text = MARKER.sub(lambda m: "#" * len(m.group(0)), text)
+    for pat in (FENCE, CODE, LINK_TARGET):
+        text = pat.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
+    in_math = sum(len(NUMERAL.findall(m.group(0))) for m in MATH.finditer(text))
+    text = MATH.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
+    for pat in (REFERENCE, YEAR):
+        text = pat.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
+    found = []
+    for m in NUMERAL.finditer(text):
+        line = text.count("\n", 0, m.start()) + 1
+        start = text.rfind("\n", 0, m.start()) + 1
+        end = text.find("\n", m.end())
+        context = text[start:end if end >= 0 else None].strip()
+        found.append((line, m.group(0), re.sub(r"\s+", " ", context)[:140]))
+    return found, in_math
+
+
+def numerals_report(course, listing):
+    chapters = sorted({k.split("/")[-1] for k in course.notebooks})
+    _, counts = course.run(write=False)
+    rows = []
+    total = [0, 0, 0]
+    for ch in chapters:
+        files = []
+        for key in (ch, "solutions/" + ch):
+            if key in course.notebooks:
+                path, nb = course.notebooks[key]
+                files.append((path, [(i, cell_text(c["source"])) for i, c in enumerate(nb["cells"])
+                                     if c["cell_type"] == "markdown"]))
+        page = [p for p in page_paths(course.root) if course.chapter_notebook(p) == ch]
+        for p in page:
+            with open(p, encoding="utf-8") as f:
+                files.append((p, [(None, f.read())]))
+        quotes = sum(counts.get(path, 0) for path, _ in files)
+        left, math = [], 0
+        for path, parts in files:
+            for cell, text in parts:
+                found, m = prose_numerals(text)
+                math += m
+                for line, num, ctx in found:
+                    where = rel(path, course.root) + (" cell %d" % cell if cell is not None else "") + ":%d" % line
+                    left.append((where, num, ctx))
+        rows.append((ch, quotes, len(left), math))
+        total = [total[0] + quotes, total[1] + len(left), total[2] + math]
+        if listing:
+            for where, num, ctx in left:
+                print("%-45s %-10s %s" % (where, num, ctx))
+    print("%-22s %7s %14s %14s" % ("chapter", "quotes", "numerals left", "in math"))
+    for ch, q, n, m in rows:
+        print("%-22s %7d %14d %14d" % (ch, q, n, m))
+    print("%-22s %7d %14d %14d" % ("all", total[0], total[1], total[2]))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    mode = ap.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--write", action="store_true", help="fill every quote from the committed outputs")
+    mode.add_argument("--check", action="store_true", help="exit 1 when a quote differs from its output")
+    mode.add_argument("--numerals", action="store_true", help="count quotes and the numerals left, per chapter")
+    ap.add_argument("--list", action="store_true", help="with --numerals: print each numeral left in context")
+    ap.add_argument("--root", default=ROOT, help="the repository to read (default: this checkout)")
+    args = ap.parse_args()
+    course = Course(os.path.abspath(args.root))
+    if args.numerals:
+        numerals_report(course, args.list)
+        return 0
+    problems, counts = course.run(write=args.write)
+    for p in problems:
+        print(p)
+    n = sum(counts.values())
+    if problems:
+        print("%d problems in %d quotes" % (len(problems), n))
+        return 1
+    print("%d quotes in %d files, all equal to their outputs" % (n, sum(1 for c in counts.values() if c)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
