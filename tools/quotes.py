@@ -13,6 +13,7 @@ type application/vnd.attn.quote+json. Prose refers to the name:
 and this tool keeps the text between the markers equal to the published value:
 
     /usr/bin/python3 tools/quotes.py --write     fill every quote from the committed outputs
+    /usr/bin/python3 tools/quotes.py --write FILE...   only these notebooks and pages
     /usr/bin/python3 tools/quotes.py --check     exit 1 naming each quote that differs from its
                                                  output or names no published value (a meson test)
     /usr/bin/python3 tools/quotes.py --numerals [--list]
@@ -139,8 +140,15 @@ class Course:
     def fill(self, text, home, where, problems, write):
         """The text with every marker's content checked (and replaced when write); counts quotes."""
         count = [0]
+        # Markers shown as code (in ``` blocks or `spans`) are examples, not quotes.
+        code = [(c.start(), c.end()) for pat in (FENCE, CODE) for c in pat.finditer(text)]
+
+        def in_code(at):
+            return any(a <= at < b for a, b in code)
 
         def one(m):
+            if in_code(m.start()):
+                return m.group(0)
             count[0] += 1
             line = where[1] + text.count("\n", 0, m.start())
             try:
@@ -155,9 +163,10 @@ class Course:
 
         new = MARKER.sub(one, text)
         # An opening marker that the pattern did not take is a typo that would hide a stale number.
-        if len(OPEN_MARKER.findall(text)) != count[0]:
+        opened = sum(1 for m in OPEN_MARKER.finditer(text) if not in_code(m.start()))
+        if opened != count[0]:
             problems.append("%s: %d '<!--q' markers but %d well-formed quotes <!--q NAME-->text<!--/q--> "
-                            "(one line, no nesting)" % (where[0], len(OPEN_MARKER.findall(text)), count[0]))
+                            "(one line, no nesting)" % (where[0], opened, count[0]))
         return new, count[0]
 
     def run(self, write, only=None):
@@ -181,14 +190,15 @@ class Course:
             counts[path] = n
             if write and changed:
                 write_notebook(path, nb)
-        if only is None:
-            for page in page_paths(self.root):
-                with open(page, encoding="utf-8") as f:
-                    text = f.read()
-                new, n = self.fill(text, self.chapter_notebook(page), (rel(page, self.root), 1), problems, write)
-                counts[page] = n
-                if write and new != text:
-                    write_atomically(page, new)
+        for page in page_paths(self.root):
+            if only is not None and page not in only:
+                continue
+            with open(page, encoding="utf-8") as f:
+                text = f.read()
+            new, n = self.fill(text, self.chapter_notebook(page), (rel(page, self.root), 1), problems, write)
+            counts[page] = n
+            if write and new != text:
+                write_atomically(page, new)
         return problems, counts
 
 
@@ -296,12 +306,14 @@ def main():
     mode.add_argument("--numerals", action="store_true", help="count quotes and the numerals left, per chapter")
     ap.add_argument("--list", action="store_true", help="with --numerals: print each numeral left in context")
     ap.add_argument("--root", default=ROOT, help="the repository to read (default: this checkout)")
+    ap.add_argument("files", nargs="*", help="with --write or --check: only these notebooks and pages")
     args = ap.parse_args()
     course = Course(os.path.abspath(args.root))
     if args.numerals:
         numerals_report(course, args.list)
         return 0
-    problems, counts = course.run(write=args.write)
+    only = {os.path.abspath(f) for f in args.files} or None
+    problems, counts = course.run(write=args.write, only=only)
     for p in problems:
         print(p)
     n = sum(counts.values())
