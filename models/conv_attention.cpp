@@ -112,7 +112,8 @@ DecoderState ConvAttentionSeq2Seq::start_with(const Index& src, const std::vecto
   state.src_lengths = src_lengths;
   const Tensor e = src_embed(src);  // [B, S, D], 0 on padding
   state.tensors["embedded"] = e;
-  state.tensors["features"] = attention.features(e);  // [B, S, H]: computed once per source
+  // [B, S, H], computed once per source; 0 on padding, so no sentence reads its batch's lengths
+  state.tensors["features"] = attention.features(e, nn::padding_mask(lengths_index(src_lengths), e.size(1)));
   xt::xarray<double> len = xt::zeros<double>({B, std::size_t(1)});
   for (std::size_t b = 0; b < B; ++b) len(b, 0) = double(src_lengths[b]);
   const Tensor mean_e = div(sum(e, {1}), Tensor(len).to(e.dtype()));  // [B, D]

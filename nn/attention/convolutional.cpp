@@ -24,13 +24,32 @@ ConvolutionalAttention::ConvolutionalAttention(std::size_t embed_dim, std::size_
   }
 }
 
-Tensor ConvolutionalAttention::features(const Tensor& embedded) const {
+namespace {
+
+// key_padding_mask [B, S] checked against the source's B and S; `op` names the caller.
+void check_padding_mask(const std::optional<Mask>& key_padding_mask, std::size_t B, std::size_t S, const char* op) {
+  if (!key_padding_mask) return;
+  const Shape shape(key_padding_mask->shape().begin(), key_padding_mask->shape().end());
+  if (shape != Shape{B, S})
+    throw ShapeError(std::string(op) + ": expected key_padding_mask [" + std::to_string(B) + ", " + std::to_string(S) +
+                     "], got " + shape_str(shape));
+}
+
+}  // namespace
+
+Tensor ConvolutionalAttention::features(const Tensor& embedded, const std::optional<Mask>& key_padding_mask) const {
   if (!embedded.defined() || embedded.dim() != 3 || embedded.size(2) != embed_dim)
     throw ShapeError("ConvolutionalAttention: expected embedded input [B, S, " + std::to_string(embed_dim) + "], got " +
                      (embedded.defined() ? shape_str(embedded.shape()) : std::string("undefined")));
-  const Tensor x = transpose(embedded, 1, 2);  // [B, D, S]: conv1d wants channels before length
-  const Tensor l1 = relu(conv1(x));             // [B, k1, S]
-  return transpose(conv2(l1), 1, 2);            // [B, H, S] -> [B, S, H]
+  check_padding_mask(key_padding_mask, embedded.size(0), embedded.size(1), "ConvolutionalAttention::features");
+  // Zero every padded position before a convolution reads it, so a sentence's windows see
+  // only its own tokens and the zeros of "same" padding, whatever else is in its batch.
+  std::optional<Mask> pad;  // [B, 1, S], broadcast over channels
+  if (key_padding_mask) pad = xt::eval(xt::view(*key_padding_mask, xt::all(), xt::newaxis(), xt::all()));
+  const auto zero_padding = [&](const Tensor& t) { return pad ? masked_fill(t, *pad, 0.0) : t; };
+  const Tensor x = zero_padding(transpose(embedded, 1, 2));  // [B, D, S]: conv1d wants channels before length
+  const Tensor l1 = zero_padding(relu(conv1(x)));             // [B, k1, S]: conv1's bias made padding non-zero
+  return transpose(zero_padding(conv2(l1)), 1, 2);            // [B, H, S] -> [B, S, H], 0 on padding
 }
 
 namespace {
@@ -60,13 +79,16 @@ ConvolutionalAttentionOutput ConvolutionalAttention::forward(const Tensor& embed
   if (query.dim() != 3 || query.size(0) != B || query.size(2) != hidden_dim)
     throw ShapeError(std::string(op) + ": expected query [" + std::to_string(B) + ", T, " + std::to_string(hidden_dim) +
                      "], got " + shape_str(query.shape()));
-  if (key_padding_mask && Shape(key_padding_mask->shape().begin(), key_padding_mask->shape().end()) != Shape{B, S})
-    throw ShapeError(std::string(op) + ": expected key_padding_mask [" + std::to_string(B) + ", " +
-                     std::to_string(S) + "], got " +
-                     shape_str(Shape(key_padding_mask->shape().begin(), key_padding_mask->shape().end())));
+  check_padding_mask(key_padding_mask, B, S, op);
+
+  // The score convolutions read Lfeat, which is 0 wherever feats is: zero feats at padding
+  // (again, when features() had the mask) so no window reads past its sentence's end.
+  Tensor f = feats;  // [B, S, H]
+  if (key_padding_mask)  // mask [B, S, 1], broadcast over H
+    f = masked_fill(feats, xt::eval(xt::view(*key_padding_mask, xt::all(), xt::all(), xt::newaxis())), 0.0);
 
   // Gate every position's features by h_t, then normalise each position's vector.
-  const Tensor l2 = mul(unsqueeze(feats, 1), unsqueeze(query, 2));               // [B, 1, S, H] * [B, T, 1, H] -> [B, T, S, H]
+  const Tensor l2 = mul(unsqueeze(f, 1), unsqueeze(query, 2));                   // [B, 1, S, H] * [B, T, 1, H] -> [B, T, S, H]
   const Tensor norm = sqrt(add(sum(mul(l2, l2), {-1}, /*keepdim=*/true), 1e-12));  // [B, T, S, 1]
   const Tensor lfeat = div(l2, norm);                                            // [B, T, S, H]
 

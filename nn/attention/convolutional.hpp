@@ -18,9 +18,15 @@
 // conv1d(E, K_1) and conv1d(L1, K_2) do not depend on h_t, so features() computes
 // them once per source; each decoder step only gates, normalises and scores.
 //
+// With a key_padding_mask, E, L1 and the features are zeroed at padded positions
+// before each convolution reads them: conv1's bias makes L1 non-zero there, and a
+// window at a sentence's last real positions would read it. Zeroed, every sentence
+// sees the zeros of "same" padding at its own end, exactly as if it were alone, so
+// its weights do not depend on the longer sentences of its batch.
+//
 //   nn::ConvolutionalAttention attention(D, H, /*conv_channels=*/16, 5, 3, 3, /*copy=*/true);
-//   Tensor feats = attention.features(E);                  // [B, S, H]
-//   auto out = attention(E, feats, h, key_padding_mask);   // h [B, T, H]
+//   Tensor feats = attention.features(E, key_padding_mask);  // [B, S, H]
+//   auto out = attention(E, feats, h, key_padding_mask);     // h [B, T, H]
 #pragma once
 
 #include "../conv.hpp"
@@ -46,10 +52,12 @@ class ConvolutionalAttention : public Module {
                          Generator& gen = default_generator());
 
   // E [B, S, D] -> conv1d(relu(conv1d(E, K_1)), K_2) [B, S, H]: the part that h_t does not change.
-  Tensor features(const Tensor& embedded) const;
+  // key_padding_mask [B, S] (true = padding): E, L1 and the result are 0 at padded positions.
+  Tensor features(const Tensor& embedded, const std::optional<Mask>& key_padding_mask = std::nullopt) const;
 
   // embedded E [B, S, D], feats = features(E), query h [B, T, H] (T decoder steps at once),
-  // key_padding_mask [B, S] (true = padding, never attended; masks.hpp).
+  // key_padding_mask [B, S] (true = padding, never attended; masks.hpp). Pass the same mask to
+  // features(): forward() zeroes feats at padding again, but cannot undo what conv2 already read.
   ConvolutionalAttentionOutput forward(const Tensor& embedded, const Tensor& feats, const Tensor& query,
                                        const std::optional<Mask>& key_padding_mask = std::nullopt);
   ConvolutionalAttentionOutput operator()(const Tensor& embedded, const Tensor& feats, const Tensor& query,

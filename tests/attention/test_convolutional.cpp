@@ -82,6 +82,39 @@ TEST_CASE("convolutional attention: gradcheck of the layer and the copy head") {
                   with_parameters(layer, {e, h}));
 }
 
+TEST_CASE("convolutional attention: gradcheck through the masked features, with padding") {
+  attn::manual_seed(9);
+  nn::ConvolutionalAttention layer(3, 4, 2, 3, 3, 3, /*copy=*/true);
+  Tensor e = test::randn({3, 6, 3}, 21), h = test::randn({3, 2, 4}, 22);
+  const attn::Mask mask = nn::padding_mask(attn::Index{6, 4, 2}, 6);
+  const auto run = [&](const Inputs& in) { return layer(in[0], layer.features(in[0], mask), in[1], mask); };
+  CHECK_GRADCHECK([&](const Inputs& in) { return run(in).context; }, with_parameters(layer, {e, h}));
+  CHECK_GRADCHECK([&](const Inputs& in) { return run(in).copy_weights; }, with_parameters(layer, {e, h}));
+  CHECK_GRADCHECK([&](const Inputs& in) { return run(in).copy_gate; }, with_parameters(layer, {e, h}));
+  CHECK_THROWS_WITH_SUBSTR(layer.features(e, nn::padding_mask(attn::Index{6, 4}, 6)), attn::ShapeError,
+                           "ConvolutionalAttention::features: expected key_padding_mask [3, 6], got [2, 6]");
+}
+
+TEST_CASE("convolutional attention: a sentence padded inside a batch gets the weights it gets alone") {
+  // conv1's bias makes relu(conv1(E)) non-zero on padding; unmasked, conv2 and the score
+  // convolutions at a sentence's last positions would read it. Garbage in the padded
+  // embeddings must not matter either.
+  attn::manual_seed(13);
+  nn::ConvolutionalAttention layer(3, 4, 5, 5, 3, 3, /*copy=*/true);
+  Tensor alone = test::randn({1, 3, 3}, 31, false), h = test::randn({1, 2, 4}, 32, false);
+  xt::xarray<double> padded = test::randn({2, 6, 3}, 33, false).to_array();  // row 1: the sentence, then garbage
+  xt::view(padded, 1, xt::range(0, 3), xt::all()) = xt::view(alone.to_array(), 0, xt::all(), xt::all());
+  const Tensor e(padded), hb = attn::concat({test::randn({1, 2, 4}, 34, false), h}, 0);
+  const attn::Mask mask = nn::padding_mask(attn::Index{6, 3}, 6);
+  auto a1 = layer(alone, layer.features(alone), h);
+  auto a2 = layer(e, layer.features(e, mask), hb, mask);
+  const auto row = [](const Tensor& t) { return xt::eval(xt::view(t.to_array(), 1, xt::all(), xt::range(0, 3))); };
+  CHECK(xt::amax(xt::abs(row(a2.weights) - xt::view(a1.weights.to_array(), 0)))() <= 1e-12);
+  CHECK(xt::amax(xt::abs(row(a2.copy_weights) - xt::view(a1.copy_weights.to_array(), 0)))() <= 1e-12);
+  CHECK(xt::amax(xt::abs(xt::view(a2.copy_gate.to_array(), 1) - xt::view(a1.copy_gate.to_array(), 0)))() <= 1e-12);
+  CHECK(xt::amax(xt::abs(xt::view(a2.context.to_array(), 1) - xt::view(a1.context.to_array(), 0)))() <= 1e-12);
+}
+
 TEST_CASE("convolutional attention: weights sum to 1 over the source and are 0 on padding") {
   attn::manual_seed(3);
   nn::ConvolutionalAttention layer(3, 4, 2, 3, 3, 3, true);
@@ -189,4 +222,53 @@ TEST_CASE("ConvAttentionSeq2Seq: copy head gives distributions, also over the ex
   CHECK_THROWS_WITH_SUBSTR(plain.forward_extended(ids, lengths, tgt_in, ext), attn::ValueError, "needs the copy head");
   CHECK(attn::models::make_model({{"model", "conv-copy"}}, src.size(), tgt.size())->forward(ids, lengths, tgt_in).shape() ==
         attn::Shape{2, 3, 6});
+}
+
+TEST_CASE("ConvAttentionSeq2Seq: a sentence's attention and log p do not depend on the rest of its batch") {
+  // One 4-token sentence alone, then as row 1 of a batch padded to 8 by its longer neighbours:
+  // a, kappa, lambda and log p must agree, so the padding the batch adds is invisible.
+  attn::manual_seed(17);
+  attn::models::ConvAttentionConfig c;
+  c.src_vocab = 12, c.tgt_vocab = 12, c.embed_dim = 6, c.hidden_dim = 7, c.conv_channels = 5;  // windows 5, 3, 3
+  c.copy = true;
+  attn::models::ConvAttentionSeq2Seq model(c);
+  const attn::Index src1 = {{3, 4, 5, 6}}, tgt1 = {{1, 7, 8, 9, 10}};
+  const attn::Index src3 = {{4, 9, 8, 7, 6, 5, 4, 3}, {3, 4, 5, 6, 0, 0, 0, 0}, {11, 10, 9, 8, 7, 6, 5, 0}};
+  const attn::Index tgt3 = {{1, 4, 4, 5, 6}, {1, 7, 8, 9, 10}, {1, 11, 3, 3, 8}};
+  const std::size_t S1 = 4;
+
+  const Tensor logp1 = model.forward(src1, {4}, tgt1);  // [1, T, V]
+  const auto att1 = model.last_attention();
+  const Tensor gate1 = model.last_copy_gate();
+  const Tensor logp3 = model.forward(src3, {8, 4, 7}, tgt3);  // [3, T, V]
+  const auto att3 = model.last_attention();
+  const Tensor gate3 = model.last_copy_gate();
+
+  const auto diff = [](const xt::xarray<double>& a, const xt::xarray<double>& b) { return xt::amax(xt::abs(a - b))(); };
+  {
+    const double d = diff(xt::view(logp3.to_array(), 1), xt::view(logp1.to_array(), 0));
+    INFO("max |log p(batch) - log p(alone)| = " << d);
+    CHECK(d <= 1e-12);
+  }
+  for (const std::string name : {"attention", "copy"}) {
+    CAPTURE(name);
+    const auto a1 = att1.at(name).to_array(), a3 = att3.at(name).to_array();  // [1, T, 4], [3, T, 8]
+    const double d = diff(xt::view(a3, 1, xt::all(), xt::range(0, S1)), xt::view(a1, 0));
+    INFO("max |" << name << " weights (batch) - (alone)| = " << d);
+    CHECK(d <= 1e-12);
+    CHECK(xt::amax(xt::abs(xt::view(a3, 1, xt::all(), xt::range(S1, 8))))() == 0.0);
+  }
+  {
+    const double d = diff(xt::view(gate3.to_array(), 1), xt::view(gate1.to_array(), 0));
+    INFO("max |lambda (batch) - (alone)| = " << d);
+    CHECK(d <= 1e-12);
+  }
+
+  // step() by step from start() reads the same masked features.
+  attn::models::DecoderState s1 = model.start(src1, {4}), s3 = model.start(src3, {8, 4, 7});
+  const Tensor y1 = model.step(s1, attn::Index(xt::ones<std::int64_t>({1, 1}))),
+               y3 = model.step(s3, attn::Index(xt::ones<std::int64_t>({3, 1})));  // <bos> = 1
+  CHECK(diff(xt::view(y3.to_array(), 1), xt::view(y1.to_array(), 0)) <= 1e-12);
+  CHECK(diff(xt::view(s3.attention.at("copy").to_array(), 1, xt::range(0, S1)),
+             xt::view(s1.attention.at("copy").to_array(), 0)) <= 1e-12);
 }
