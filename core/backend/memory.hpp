@@ -10,7 +10,7 @@
 //
 // The attn command line and the benchmarks call it once at start; call it in
 // your own training program too. It is the same as running a program with
-//   GLIBC_TUNABLES=glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=1073741824
+//   GLIBC_TUNABLES=glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=1073741824:glibc.malloc.mmap_max=0
 // Returns false (and changes nothing) where malloc is not glibc's: another C
 // library, or a sanitizer's allocator (AddressSanitizer ignores mallopt).
 #pragma once
