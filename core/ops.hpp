@@ -98,6 +98,13 @@ Tensor expand(const Tensor& x, const Shape& shape);     // broadcast to shape (c
 Tensor index_select(const Tensor& x, long dim, const Index& index);
 // Rows of weight [V, D] for every id: ids of shape S give [S..., D]. Backward scatter-adds.
 Tensor embedding(const Tensor& weight, const Index& ids);
+// Windows of `width` consecutive rows of x [B, N, D]: start [B, Q] -> [B, Q, width, D], window
+// (b, q) being rows start(b, q) .. start(b, q) + width - 1 of x[b], rows outside [0, N) read as 0
+// (start may be negative). Backward adds into x's gradient at those rows only: O(window), not O(N).
+Tensor gather_windows(const Tensor& x, const Index& start, std::size_t width);
+// Its layout counterpart: windows w [B, Q, W] put at positions start(b, q) .. + W - 1 of rows of
+// n zeros -> [B, Q, n] (slots outside [0, n) dropped); the gradient reads those positions back.
+Tensor place_windows(const Tensor& w, const Index& start, std::size_t n);
 Tensor masked_fill(const Tensor& x, const Mask& mask, double value);  // mask broadcasts to x
 Tensor where(const Mask& condition, const Tensor& a, const Tensor& b);
 

@@ -4,8 +4,6 @@
 
 #include "../../core/ops.hpp"
 
-#include <xtensor/xadapt.hpp>
-
 #include <cmath>
 #include <string>
 #include <vector>
@@ -40,6 +38,25 @@ AttentionOutput LocalAttention::forward(const Tensor& query, const Tensor& keys,
 }
 
 AttentionOutput LocalAttention::forward_precomputed(const Tensor& query, const Tensor& precomputed_keys,
+                                                    const Tensor& values, const std::optional<Index>& lengths,
+                                                    std::size_t first_step) {
+  LocalAttentionOutput out = forward_window(query, precomputed_keys, values, lengths, first_step);
+  Tensor row_weights = window_to_rows(out, precomputed_keys.size(1));  // [B, Tq, 2D + 1] -> [B, Tq, Tk]
+  last_weights_ = row_weights.detach();  // already made: no need to lay it out again
+  return {out.context, row_weights};
+}
+
+Tensor LocalAttention::window_to_rows(const LocalAttentionOutput& out, std::size_t Tk) {
+  return place_windows(out.weights, out.start, Tk);  // [B, Tq, 2D + 1] -> [B, Tq, Tk]
+}
+
+const Tensor& LocalAttention::last_weights() const {
+  if (!last_weights_.defined() && last_window_.weights.defined())
+    last_weights_ = window_to_rows(last_window_, last_source_length_);  // detached in, detached out
+  return last_weights_;
+}
+
+LocalAttentionOutput LocalAttention::forward_window(const Tensor& query, const Tensor& precomputed_keys,
                                                     const Tensor& values, const std::optional<Index>& lengths,
                                                     std::size_t first_step) {
   const std::string op = "LocalAttention";
@@ -88,78 +105,48 @@ AttentionOutput LocalAttention::forward_precomputed(const Tensor& query, const T
     p = sigmoid(z) * Tensor(lens).to(query.dtype());  // S * sigmoid(...): [B, Tq] * [B, 1] -> [B, Tq]
   }
 
-  // The window: slot w of row (b, t) is source position j = ceil(p_t - D) + w, w = 0 .. 2D.
-  // Slots outside [p_t - D, p_t + D] or the valid source [0, S) are blocked; they
-  // gather a clamped (real) key so the shapes stay rectangular, and get weight 0.
+  // The window: slot w of row (b, t) is source position j = start(b, t) + w, w = 0 .. 2D,
+  // start = ceil(p_t - D). Slots outside [p_t - D, p_t + D] or the valid source [0, S) are
+  // blocked (weight 0); those before 0 or from Tk on gather zeros, so the shapes stay
+  // rectangular and nothing outside the window is read.
   const std::size_t W = 2 * window_radius + 1;
   const xt::xarray<double> pv = p.to_array();
-  xt::xarray<long> pos = xt::zeros<long>({B, Tq, W});  // clamped source position of each slot
-  Mask blocked = xt::zeros<bool>(Shape{B, Tq, W});      // [B, Tq, W]
+  Index start = Index::from_shape({B, Tq});        // [B, Tq]
+  Mask blocked = xt::zeros<bool>(Shape{B, Tq, W});  // [B, Tq, W]
   xt::xarray<double> jpos = xt::zeros<double>({B, Tq, W});
-  std::vector<long> union_of(Tk, -1);                   // source position -> its index among the positions used
   for (std::size_t b = 0; b < B; ++b)
     for (std::size_t i = 0; i < Tq; ++i) {
-      const long start = static_cast<long>(std::ceil(pv(b, i) - static_cast<double>(window_radius)));
+      start(b, i) = static_cast<std::int64_t>(std::ceil(pv(b, i) - static_cast<double>(window_radius)));
       for (std::size_t w = 0; w < W; ++w) {
-        const long j = start + static_cast<long>(w);
+        const std::int64_t j = start(b, i) + static_cast<std::int64_t>(w);
         jpos(b, i, w) = static_cast<double>(j);
-        blocked(b, i, w) = j < 0 || j >= static_cast<long>(S[b]) ||
+        blocked(b, i, w) = j < 0 || j >= static_cast<std::int64_t>(S[b]) ||
                            std::abs(static_cast<double>(j) - pv(b, i)) > static_cast<double>(window_radius);
-        pos(b, i, w) = std::min(std::max(j, 0L), static_cast<long>(Tk) - 1);
-        union_of[static_cast<std::size_t>(pos(b, i, w))] = 0;
       }
     }
-  // Only the positions some window uses, U of them (U <= min(Tk, B * Tq * W)), are
-  // copied out of the keys and values: scoring does not depend on Tk.
-  std::vector<std::int64_t> used_list;
-  for (std::size_t j = 0; j < Tk; ++j)
-    if (union_of[j] == 0) {
-      union_of[j] = static_cast<long>(used_list.size());
-      used_list.push_back(static_cast<std::int64_t>(j));
-    }
-  const Index used = xt::adapt(used_list, std::vector<std::size_t>{used_list.size()});  // [U]
-  const std::size_t U = used_list.size();
-  Index rows = Index::from_shape({B, Tq, W});  // row b * U + (index of the slot's position among the used)
-  for (std::size_t b = 0; b < B; ++b)
-    for (std::size_t i = 0; i < Tq; ++i)
-      for (std::size_t w = 0; w < W; ++w)
-        rows(b, i, w) = static_cast<std::int64_t>(b * U) + union_of[static_cast<std::size_t>(pos(b, i, w))];
   const long BT = static_cast<long>(B * Tq), Wl = static_cast<long>(W);
-  auto gather_window = [&](const Tensor& x, std::size_t dim) {  // x [B, Tk, dim] -> [B * Tq, W, dim]
-    Tensor used_rows = reshape(index_select(x, 1, used), {-1, static_cast<long>(dim)});  // [B, U, dim] -> [B * U, dim]
-    return reshape(embedding(used_rows, rows), {BT, Wl, static_cast<long>(dim)});        // [B, Tq, W, dim] -> [B * Tq, W, dim]
-  };
 
   // Score only the window: every (b, t) row becomes a batch of one query against W keys.
-  Tensor k_win = gather_window(precomputed_keys, P);                          // [B * Tq, W, P]
-  Tensor q_rows = reshape(query, {BT, 1, static_cast<long>(query.size(2))});  // [B * Tq, 1, Dq]
+  Tensor k_win = reshape(gather_windows(precomputed_keys, start, W),
+                         {BT, Wl, static_cast<long>(P)});  // [B, Tk, P] -> [B, Tq, W, P] -> [B * Tq, W, P]
+  Tensor q_rows = reshape(query, {BT, 1, static_cast<long>(query.size(2))});  // [B, Tq, Dq] -> [B * Tq, 1, Dq]
   Tensor scores = reshape(score_->forward_precomputed(q_rows, k_win),
                           {static_cast<long>(B), static_cast<long>(Tq), Wl});  // e_tj: [B * Tq, 1, W] -> [B, Tq, W]
   Tensor weights = masked_softmax(scores, blocked, -1);                       // [B, Tq, W]
   if (gaussian) {
-    Tensor offset = Tensor(jpos).to(query.dtype()) - unsqueeze(p, 2);        // j - p_t: [B, Tq, W]
-    weights = weights * exp(offset * offset * (-1.0 / (2.0 * sigma * sigma)));  // a_tj: [B, Tq, W]
+    Tensor offset = Tensor(std::move(jpos)).to(query.dtype()) - unsqueeze(p, 2);  // j - p_t: [B, Tq, W]
+    weights = weights * exp(offset * offset * (-1.0 / (2.0 * sigma * sigma)));   // a_tj: [B, Tq, W]
   }
-  Tensor v_win = gather_window(values, Dv);  // [B * Tq, W, Dv]
+  Tensor v_win = reshape(gather_windows(values, start, W),
+                         {BT, Wl, static_cast<long>(Dv)});  // [B, Tk, Dv] -> [B, Tq, W, Dv] -> [B * Tq, W, Dv]
   Tensor context = reshape(matmul(reshape(weights, {BT, 1, Wl}), v_win),
                            {static_cast<long>(B), static_cast<long>(Tq), static_cast<long>(Dv)});  // [B * Tq, 1, W] x [B * Tq, W, Dv] -> [B, Tq, Dv]
 
-  // The window's weights laid into the source row (0 elsewhere), for heatmaps and callers:
-  // for every j, the slot that holds it, or an extra slot of 0.
-  Index full = Index::from_shape({B, Tq, Tk});
-  for (std::size_t b = 0; b < B; ++b)
-    for (std::size_t i = 0; i < Tq; ++i) {
-      const std::int64_t row = static_cast<std::int64_t>((b * Tq + i) * (W + 1));
-      for (std::size_t j = 0; j < Tk; ++j) full(b, i, j) = row + static_cast<std::int64_t>(W);
-      for (std::size_t w = 0; w < W; ++w)
-        if (!blocked(b, i, w)) full(b, i, static_cast<std::size_t>(jpos(b, i, w))) = row + static_cast<std::int64_t>(w);
-    }
-  Tensor padded = concat({weights, zeros({B, Tq, 1}, weights.dtype())}, -1);  // [B, Tq, W + 1]
-  Tensor row_weights = reshape(embedding(reshape(padded, {-1, 1}), full),
-                               {static_cast<long>(B), static_cast<long>(Tq), static_cast<long>(Tk)});  // [B, Tq, Tk]
-  last_weights_ = row_weights.detach();
+  last_window_ = {Tensor(), weights.detach(), start};
+  last_source_length_ = Tk;
+  last_weights_ = Tensor();  // laid out by last_weights() if someone asks
   last_positions_ = p.detach();
-  return {context, row_weights};
+  return {context, weights, std::move(start)};
 }
 
 std::string LocalAttention::extra_repr() const {

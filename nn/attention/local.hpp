@@ -5,10 +5,11 @@
 //   local-m (monotonic):  p_t = t                  (source and target roughly in step)
 //   local-p (predictive): p_t = S * sigmoid(v_p^T tanh(W_p s_t)),  S the source length
 //
-// Only the keys in the window [p_t - D, p_t + D] are gathered and scored, so the
-// scores, the softmax and the weighted sum cost O(D) per step, not O(S) (laying the
-// weights into a row of S for the caller is the one O(S) copy left). The weights are the softmax of those scores (never
-// on padding):
+// Only the 2D + 1 keys and values of the window [p_t - D, p_t + D] are gathered
+// (gather_windows, core/ops.hpp), so the scores, the softmax, the weighted sum and
+// their backward (which adds into the keys' and values' gradients at the window's
+// rows only) cost O(D) per step, not O(S). The weights are the softmax of those
+// scores (never on padding):
 //
 //   local-m (paper, eq. 7-8):  a_tj = softmax_{j in window}(e_tj)
 //   local-p (paper, eq. 10):   a_tj = softmax_{j in window}(e_tj) * exp(-(j - p_t)^2 / (2 sigma^2)),  sigma = D / 2
@@ -19,6 +20,11 @@
 // p_t: that is how local-p learns W_p and v_p. Positions j count from 0; a window
 // that falls entirely in the padding (local-m with t far beyond the source
 // length) gives weights and context of 0.
+//
+// forward_window returns the window's own weights [B, Tq, 2D + 1]: that is the
+// decoder step. forward and forward_precomputed also lay them into rows of the
+// source [B, Tq, Tk] (place_windows: one O(Tk) fill of zeros per row, for heatmaps
+// and callers that want the row). last_weights() lays them out only when asked.
 #pragma once
 
 #include "attention.hpp"
@@ -27,6 +33,13 @@
 #include <optional>
 
 namespace attn::nn {
+
+// What the windowed step returns: the context and the window's own weights.
+struct LocalAttentionOutput {
+  Tensor context;  // [B, Tq, Dv]
+  Tensor weights;  // [B, Tq, 2D + 1]: slot w of row (b, t) weighs source position start(b, t) + w
+  Index start;     // [B, Tq]: ceil(p_t - D); slots outside [p_t - D, p_t + D] or [0, S) weigh 0
+};
 
 class LocalAttention : public Module {
  public:
@@ -55,9 +68,16 @@ class LocalAttention : public Module {
   AttentionOutput forward_precomputed(const Tensor& query, const Tensor& precomputed_keys, const Tensor& values,
                                       const std::optional<Index>& lengths = std::nullopt,
                                       std::size_t first_step = 0);
+  // The step itself, O(D) whatever Tk: the context and the window's weights, not laid
+  // into rows of Tk (window_to_rows does that, differentiably, when a caller needs it).
+  LocalAttentionOutput forward_window(const Tensor& query, const Tensor& precomputed_keys, const Tensor& values,
+                                      const std::optional<Index>& lengths = std::nullopt,
+                                      std::size_t first_step = 0);
+  // A window's weights [B, Tq, 2D + 1] laid into rows of the source [B, Tq, Tk], 0 outside it.
+  static Tensor window_to_rows(const LocalAttentionOutput& out, std::size_t Tk);
 
   Score& score() { return *score_; }
-  const Tensor& last_weights() const { return last_weights_; }      // [B, Tq, Tk], detached
+  const Tensor& last_weights() const;                               // [B, Tq, Tk], detached, laid out on first use
   const Tensor& last_positions() const { return last_positions_; }  // p_t [B, Tq], detached
   std::string extra_repr() const override;
 
@@ -71,7 +91,10 @@ class LocalAttention : public Module {
 
  private:
   std::unique_ptr<Score> score_;
-  Tensor last_weights_, last_positions_;
+  LocalAttentionOutput last_window_;  // detached; last_weights_ is its layout, made on demand
+  std::size_t last_source_length_ = 0;
+  mutable Tensor last_weights_;
+  Tensor last_positions_;
 };
 
 }  // namespace attn::nn
