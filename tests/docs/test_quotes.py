@@ -15,8 +15,8 @@ sys.path.insert(0, os.path.join(ROOT, "tools"))
 import quotes  # noqa: E402
 
 
-def check(root):
-    r = subprocess.run([sys.executable, TOOL, "--check", "--root", root], capture_output=True, text=True)
+def check(root, *files):
+    r = subprocess.run([sys.executable, TOOL, "--check", "--root", root, *files], capture_output=True, text=True)
     return r.returncode, r.stdout + r.stderr
 
 
@@ -77,8 +77,8 @@ if found:
         expect(code == 1 and name in out and "its output" in out,
                "a changed published value fails --check, naming %s\n%s" % (name, out[-600:]))
         # --write takes the new value into the text, and --check passes again.
-        subprocess.run([sys.executable, TOOL, "--write", "--root", tmp], check=True, capture_output=True)
-        code, out = check(tmp)
+        subprocess.run([sys.executable, TOOL, "--write", "--root", tmp, copy], capture_output=True)
+        code, out = check(tmp, copy)
         expect(code == 0, "--write brings the text to the changed value\n" + out[-600:])
 
     with tempfile.TemporaryDirectory() as tmp:
