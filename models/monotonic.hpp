@@ -13,8 +13,12 @@
 //   output    p(y_t | y_<t, x) = softmax(W_out [s_t; c_t; y_{t-1}] + b_out)
 //
 // forward() (teacher forcing, the loss) always uses the expected alignment;
-// step() (greedy decoding, beam search) always the hard one, which reads each
-// source position at most once per sentence.
+// step() (greedy decoding, beam search) always the hard one, which computes at
+// most S + T energies per sentence: the pointer never moves back, and each step
+// scores the positions from its start to its stop (the next step scores that
+// stop again). step() also writes a one-hot [B, S] row per step for heatmaps,
+// so a whole decode is Theta(S T) in writes; the energies are linear.
+// Not online: the encoder is bidirectional and s_0 reads the whole source.
 #pragma once
 
 #include "../nn/attention/monotonic.hpp"

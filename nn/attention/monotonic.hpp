@@ -4,7 +4,8 @@
 // position j flips a coin with probability p_ij = sigmoid(e_ij): heads, it stops
 // and attends to h_j alone; tails, it moves on to j + 1. It never goes back.
 //
-//   energy   e_ij = g v^T tanh(W1 s_i + W2 h_j + b) / ||v|| + r     (Bahdanau's, normalised, offset r)
+//   energy   e_ij = g v^T tanh(W1 s_{i-1} + W2 h_j + b) / ||v|| + r (Bahdanau's, normalised, offset r;
+//                                                                the query is the state before step i)
 //   choose   p_ij = sigmoid(e_ij + noise)                           (noise N(0, sigma^2) in training only)
 //
 // Training cannot flip coins (no gradient), so it uses the expected alignment
@@ -15,14 +16,16 @@
 //   c_i      = sum_j alpha_ij v_j                              (rows sum to <= 1: "never stopped" is 0)
 //
 // Decoding flips no coins either: it stops at the first j (from the previous
-// stop) with p_ij >= 0.5 and attends to v_j, or to nothing (c_i = 0) if it
-// reaches the end. Each step scores only the positions it passes, so a whole
-// decode scores at most S + T pairs: linear in the source length S.
+// stop) with p_ij >= 0.5, i.e. e_ij >= 0 (Raffel et al.'s code stops at e > 0;
+// the two differ only at e = 0 exactly), and attends to v_j, or to nothing
+// (c_i = 0) if it reaches the end. Each step scores the positions from its start
+// to its stop, and the next step scores that stop again, so a whole decode
+// scores at most S + T pairs: linear in the source length S.
 //
 //   nn::MonotonicAttention attention(Dq, Dk, 32);
 //   auto [context, weights] = attention(s, h, h, lengths);  // soft: [B, Tq, Dv], [B, Tq, Tk]
 //   Index pointer = nn::MonotonicAttention::start_pointer(B);
-//   auto hard = attention.hard_step(s_i, attention.precompute_keys(h), h, lengths, pointer);
+//   auto hard = attention.hard_step(s_prev, attention.precompute_keys(h), h, lengths, pointer);  // s_{i-1}
 #pragma once
 
 #include "attention.hpp"
@@ -89,7 +92,7 @@ class MonotonicAttention : public Module {
   // e_ij for every pair: query [B, Tq, Dq], precomputed keys [B, Tk, A] -> [B, Tq, Tk] (no noise).
   Tensor energy(const Tensor& query, const Tensor& precomputed_keys) const;
 
-  // One hard decoding step, no gradient: query s_i [B, Dq]; pointer [B] is where
+  // One hard decoding step, no gradient: query s_{i-1} [B, Dq]; pointer [B] is where
   // the previous step stopped (start_pointer: 0), updated in place (Tk once a row
   // has run off the end). Scores only the positions from the pointer to the stop.
   HardMonotonicOutput hard_step(const Tensor& query, const Tensor& precomputed_keys, const Tensor& values,
@@ -103,7 +106,7 @@ class MonotonicAttention : public Module {
 
   std::size_t query_dim, key_dim, attn_dim;
   MonotonicOptions options;
-  Tensor W1;  // [attn_dim, query_dim], applied to s_i
+  Tensor W1;  // [attn_dim, query_dim], applied to the query s_{i-1}
   Tensor W2;  // [attn_dim, key_dim], applied to h_j
   Tensor b;   // [attn_dim]
   Tensor v;   // [attn_dim], used as v / ||v||
