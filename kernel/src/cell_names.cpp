@@ -95,6 +95,15 @@ bool has_lambda(const clang::DeclContext& tu) {
   return finder.found;
 }
 
+bool reads_header(const clang::DeclContext& tu) {
+  for (const clang::Decl* d : tu.decls()) {
+    const clang::SourceManager& sm = d->getASTContext().getSourceManager();
+    const clang::SourceLocation loc = sm.getExpansionLoc(d->getLocation());
+    if (loc.isValid() && !sm.getBufferName(loc).starts_with("input_line_")) return true;
+  }
+  return false;
+}
+
 // ---- From the tokens: what a new cell is about to define -------------------
 
 namespace {

@@ -2,6 +2,7 @@
 
 #include "cell_names.hpp"
 
+#include <algorithm>
 #include <set>
 
 namespace kernel {
@@ -38,13 +39,44 @@ std::string blank(const std::string& code, size_t at) {
   return pad;
 }
 
+// Where the cell's code starts after its leading #include lines (with blank,
+// comment and other directive lines among them); 0 if it does not start with an #include.
+size_t after_leading_includes(const std::string& code) {
+  size_t at = 0, code_start = 0;
+  bool include = false, continued = false;
+  int open_conditionals = 0;  // a split inside #if ... #endif would break both inputs
+  while (at < code.size()) {
+    size_t end = code.find('\n', at);
+    if (end == std::string::npos) end = code.size();
+    const std::string line = code.substr(at, end - at);
+    const size_t first = line.find_first_not_of(" \t\r");
+    const bool directive = continued || (first != std::string::npos && line[first] == '#');
+    if (first != std::string::npos && !directive && line.compare(first, 2, "//") != 0) break;  // code
+    if (directive && !continued) {
+      const size_t word = line.find_first_not_of(" \t", first + 1);
+      const std::string name = word == std::string::npos ? "" : line.substr(word, line.find_first_of(" \t(<\"", word) - word);
+      if (name == "include") include = true;
+      if (name == "if" || name == "ifdef" || name == "ifndef") ++open_conditionals;
+      if (name == "endif") --open_conditionals;
+    }
+    const size_t last = line.find_last_not_of(" \t\r");
+    continued = directive && last != std::string::npos && line[last] == '\\';
+    at = end + 1;
+    code_start = std::min(at, code.size());
+  }
+  return include && open_conditionals == 0 && at < code.size() ? code_start : 0;
+}
+
 }  // namespace
 
 std::vector<std::string> rewrite_cell(const std::string& code, int& serial) {
   const std::vector<TopLevelStatement> statements = top_level_statements(code);
   std::vector<size_t> starts = {0};  // where each input begins in the cell
+  // The leading #include lines are an input of their own: one that reads a header is never
+  // taken back (cell_names.hpp: reads_header), and the cell's code after it can be.
+  if (const size_t code_start = after_leading_includes(code)) starts.push_back(code_start);
   for (size_t k = 1; k < statements.size(); ++k)
-    if (statements[k].ends_with_semi && statements[k].const_object && !statements[k].names.empty())
+    if (statements[k].begin > starts.back() && statements[k].ends_with_semi && statements[k].const_object && !statements[k].names.empty())
       starts.push_back(statements[k].begin);
   starts.push_back(code.size());
 

@@ -66,6 +66,11 @@ class Interpreter : public xeus::xinterpreter {
     unsigned inputs;              // interpreter inputs (PTUs) it made
     std::set<std::string> names;  // what it defined
     bool lambdas = false;         // it contains a lambda: it cannot be taken back to redefine its names
+    // Its first `kept` inputs stay for good: the last of them read a header
+    // (cell_names.hpp: reads_header), which clang 19 cannot undo. A re-run or
+    // %undo takes back only the inputs after them; kept_names are defined there.
+    unsigned kept = 0;
+    std::set<std::string> kept_names;
   };
 
   Settings settings_;

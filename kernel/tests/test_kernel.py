@@ -24,14 +24,20 @@ def start():
     return start_new_kernel(kernel_name="xcpp17", cwd=NOTEBOOKS, startup_timeout=TIMEOUT)
 
 
-def run(kc, code, timeout=TIMEOUT, on_output=None):
+def run(kc, code, timeout=TIMEOUT, on_output=None, km=None):
     """Executes code; returns (reply content, outputs). Outputs are iopub
-    messages of the request in arrival order, as (msg_type, content)."""
+    messages of the request in arrival order, as (msg_type, content).
+    Raises queue.Empty past the timeout, or at once if km's kernel died."""
     msg_id = kc.execute(code)
     outputs = []
     deadline = time.time() + timeout
     while True:
-        msg = kc.get_iopub_msg(timeout=max(1, deadline - time.time()))
+        try:
+            msg = kc.get_iopub_msg(timeout=max(1, min(2, deadline - time.time())))
+        except queue.Empty:
+            if time.time() >= deadline or (km is not None and not km.is_alive()):
+                raise
+            continue
         if msg["parent_header"].get("msg_id") != msg_id:
             continue
         kind, content = msg["msg_type"], msg["content"]
@@ -328,6 +334,80 @@ class Kernel(unittest.TestCase):
         self.assertIn("softmax(", page["data"]["text/plain"])
         reply, _ = run(self.kc, "?std::vector")
         self.assertIn("cppreference.com", reply["payload"][0]["data"]["text/plain"])
+
+
+class Rerun(unittest.TestCase):
+    """Re-running cells that include headers (issue 34): each test a fresh
+    kernel, so the header is read for the first time by the cell under test.
+    A short deadline per cell: a kernel that dies or hangs fails the test
+    with a message instead of waiting for TIMEOUT."""
+
+    DEADLINE = 90  # seconds for one cell, the first attn cell included, on a busy machine
+
+    def setUp(self):
+        self.km, self.kc = start()
+
+    def tearDown(self):
+        self.kc.stop_channels()
+        if self.km.is_alive():
+            self.km.shutdown_kernel(now=True)
+
+    def run_cell(self, code):
+        try:
+            return run(self.kc, code, timeout=self.DEADLINE, km=self.km)
+        except queue.Empty:
+            alive = self.km.is_alive()
+            self.fail("no reply to %r: the kernel %s" % (code, "hung (%d s)" % self.DEADLINE if alive else "died"))
+
+    def ok(self, code):
+        reply, outputs = self.run_cell(code)
+        self.assertEqual(reply["status"], "ok", outputs)
+        return text(outputs)
+
+    def test_edited_cell_with_include_and_definition(self):
+        cell = '#include <iostream>\nint f(int a) { return a + 1; }\nstd::cout << f(1) << "\\n";'
+        self.assertEqual(self.ok(cell), "2\n")
+        self.assertEqual(self.ok(cell.replace("a + 1", "a + 2")), "3\n")
+        self.assertEqual(self.ok(cell.replace("a + 1", "a + 2")), "3\n")  # unchanged, again
+        self.assertEqual(self.ok('std::cout << f(10) << "\\n";'), "12\n")
+
+    def test_edited_cell_with_the_notebook_header(self):
+        cell = ('#include <vector>\n#include "attn_notebook.hpp"\nint n = 1;\n'
+                'attn::Tensor make_row() { return attn::tensor({1.0, 2.0}) * double(n); }\n'
+                'std::cout << n << " " << make_row().shape()[0] << "\\n";')
+        self.assertEqual(self.ok(cell), "1 2\n")
+        self.assertEqual(self.ok(cell.replace("int n = 1", "int n = 5")), "5 2\n")
+        self.assertEqual(self.ok('std::cout << n << "\\n";'), "5\n")
+
+    def test_includes_already_included_by_an_earlier_cell(self):
+        self.ok("#include <iostream>\n#include <map>")
+        cell = '#include <iostream>\n#include <map>\nstd::map<int, int> m = {{1, 2}};\nstd::cout << m[1] << "\\n";'
+        self.assertEqual(self.ok(cell), "2\n")
+        self.assertEqual(self.ok(cell.replace("{1, 2}", "{1, 7}")), "7\n")
+
+    def test_failed_first_run_then_fixed(self):
+        reply, outputs = self.run_cell("#include <iostream>\nint g(int a) { return a + nope; }")
+        self.assertEqual(reply["status"], "error", outputs)
+        self.assertEqual(reply["ename"], "CompileError")
+        self.assertIn("nope", reply["evalue"])
+        fixed = '#include <iostream>\nint g(int a) { return a + 1; }\nstd::cout << g(1) << "\\n";'
+        self.assertEqual(self.ok(fixed), "2\n")
+        self.assertEqual(self.ok(fixed.replace("a + 1", "a + 3")), "4\n")
+
+    def test_undo_keeps_a_cell_includes(self):
+        self.ok("#include <iostream>\nint kept_a = 1;")
+        self.ok("int kept_b = 2;")
+        self.assertIn("#include lines stay", self.ok("%undo 2"))
+        reply, outputs = self.run_cell("int c = kept_a;")
+        self.assertEqual(reply["status"], "error", outputs)  # kept_a went with its cell's code
+        self.assertEqual(self.ok('int kept_a = 3;\nstd::cout << kept_a << "\\n";'), "3\n")  # iostream stayed
+        # A cell that read a header after the cell to undo: refused, with the remedy.
+        self.ok("#include <set>\nstd::set<int> later = {1};")
+        reply, outputs = self.run_cell("%undo 2")
+        self.assertEqual(reply["status"], "error", outputs)
+        self.assertEqual(reply["ename"], "UsageError")
+        self.assertIn("%undo 1", reply["evalue"])
+        self.assertEqual(self.ok('std::cout << kept_a << later.size() << "\\n";'), "31\n")
 
 
 class Lifecycle(unittest.TestCase):
