@@ -73,7 +73,7 @@ std::string format_time(double seconds) {
 
 }  // namespace
 
-Interpreter::Interpreter(Settings settings) : settings_(std::move(settings)) {
+Interpreter::Interpreter(Settings settings, History& history) : settings_(std::move(settings)), history_(history) {
   xeus::register_interpreter(this);
   the_interpreter = this;
 }
@@ -117,9 +117,9 @@ nl::json Interpreter::error(const std::string& ename, const std::string& evalue,
   return nl::json{{"status", "error"}, {"ename", ename}, {"evalue", evalue}, {"traceback", traceback}};
 }
 
-nl::json Interpreter::execute_request_impl(int count, const std::string& code, bool /*silent*/,
-                                           bool /*store_history*/, nl::json /*user_expressions*/,
-                                           bool /*allow_stdin*/) {
+nl::json Interpreter::execute_request_impl(int count, const std::string& code, bool silent, bool store_history,
+                                           nl::json /*user_expressions*/, bool /*allow_stdin*/) {
+  if (store_history && !silent) history_.record(count, code);
   output_->begin_cell();
   attn::clear_interrupt();
   cell_running_ = true;

@@ -15,6 +15,7 @@
 #pragma once
 
 #include "engine.hpp"
+#include "history.hpp"
 #include "output_capture.hpp"
 
 #include <xeus/xinterpreter.hpp>
@@ -36,7 +37,8 @@ struct Settings {
 
 class Interpreter : public xeus::xinterpreter {
  public:
-  explicit Interpreter(Settings settings);
+  // history: the kernel's (main.cpp), which the interpreter records each cell in.
+  Interpreter(Settings settings, History& history);
   ~Interpreter() override;
 
   // For xcpp::display (the cell calls it through the kernel's exported C functions).
@@ -74,6 +76,7 @@ class Interpreter : public xeus::xinterpreter {
   };
 
   Settings settings_;
+  History& history_;
   std::unique_ptr<Engine> engine_;
   std::unique_ptr<OutputCapture> output_;
   std::vector<Cell> cells_;

@@ -410,6 +410,80 @@ class Rerun(unittest.TestCase):
         self.assertEqual(self.ok('std::cout << kept_a << later.size() << "\\n";'), "31\n")
 
 
+class History(unittest.TestCase):
+    """history_request as the messaging spec has it (issue 34): a kernel of its own, so the lines are known."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.km, cls.kc = start()
+        cls.cells = ["int hist_a = 1;", "int hist_b = 2;", "hist_a += 1;", "hist_a += 1;", "int hist_c = 3;"]
+        for code in cls.cells:
+            reply, outputs = run(cls.kc, code, timeout=60, km=cls.km)
+            assert reply["status"] == "ok", outputs
+        run(cls.kc, "int hist_silent = 4;", timeout=60, km=cls.km)
+        cls.cells.append("int hist_silent = 4;")
+        cls.kc.execute("int hist_quiet = 5;", silent=True)        # neither of these is stored
+        cls.kc.execute("int hist_unstored = 6;", store_history=False)
+        run(cls.kc, "hist_a;", timeout=60, km=cls.km)  # waits for the two above
+        cls.cells.append("hist_a;")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.kc.stop_channels()
+        cls.km.shutdown_kernel(now=True)
+
+    def history(self, **request):
+        msg_id = self.kc.history(**request)
+        reply = self.kc.get_shell_msg(timeout=30)
+        while reply["parent_header"].get("msg_id") != msg_id:
+            reply = self.kc.get_shell_msg(timeout=30)
+        self.assertEqual(reply["content"]["status"], "ok", reply["content"])
+        return reply["content"]["history"]
+
+    def test_tail(self):
+        items = self.history(hist_access_type="tail", n=3, output=False, raw=True)
+        self.assertEqual([i[2] for i in items], self.cells[-3:])
+        for session, line, _ in items:
+            self.assertIsInstance(session, int)
+            self.assertIsInstance(line, int)
+        # execution counts: a silent cell has none, and In [7] (store_history=False) is not stored
+        self.assertEqual([i[1] for i in items], [5, 6, 8])
+        self.assertEqual(len(self.history(hist_access_type="tail", n=100)), len(self.cells))
+
+    def test_tail_with_output(self):
+        items = self.history(hist_access_type="tail", n=2, output=True, raw=True)
+        self.assertEqual(len(items), 2)
+        for item in items:
+            self.assertEqual(len(item), 3)
+            self.assertEqual(len(item[2]), 2)  # [input, output]
+        self.assertEqual(items[0][2][0], "int hist_silent = 4;")
+        self.assertIsNone(items[0][2][1])  # a declaration shows no value
+
+    def test_range(self):
+        session, start = self.history(hist_access_type="tail", n=100)[0][0:2]
+        items = self.history(hist_access_type="range", session=session, start=start + 1, stop=start + 3)
+        self.assertEqual(items, [[session, start + 1, self.cells[1]], [session, start + 2, self.cells[2]]])
+        self.assertEqual(self.history(hist_access_type="range", session=0, start=start, stop=start + 1),
+                         [[session, start, self.cells[0]]])  # 0: the current session
+        self.assertEqual(self.history(hist_access_type="range", session=session + 5, start=1, stop=10), [])
+
+    def test_search(self):
+        items = self.history(hist_access_type="search", pattern="int hist_*")
+        self.assertEqual([i[2] for i in items], ["int hist_a = 1;", "int hist_b = 2;", "int hist_c = 3;",
+                                                 "int hist_silent = 4;"])
+        items = self.history(hist_access_type="search", pattern="int hist_? = ?;")
+        self.assertEqual([i[2] for i in items], ["int hist_a = 1;", "int hist_b = 2;", "int hist_c = 3;"])
+        self.assertEqual(self.history(hist_access_type="search", pattern="hist_a"), [])  # the whole input
+        self.assertEqual(len(self.history(hist_access_type="search", pattern="hist_a += 1;")), 2)
+        unique = self.history(hist_access_type="search", pattern="hist_a += 1;", unique=True)
+        self.assertEqual(len(unique), 1)
+        self.assertEqual(unique[0][1], 4)  # the most recent run
+        items = self.history(hist_access_type="search", pattern="*", n=2)
+        self.assertEqual([i[2] for i in items], self.cells[-2:])
+        items = self.history(hist_access_type="search", pattern="int hist_b*", output=True)
+        self.assertEqual(items, [[items[0][0], 2, ["int hist_b = 2;", None]]])
+
+
 class Lifecycle(unittest.TestCase):
     """Interrupt, restart, shutdown and a crash: a kernel of their own."""
 
