@@ -330,7 +330,11 @@ class Splitter {
       st.push_back({tok.getKind(), t_.text[i_], {}});
       ++i_;
     }
-    if (!st.empty()) finish(i_, false);  // a last statement without ';'
+    if (!st.empty()) {  // a last statement without ';'
+      const size_t before = statements.size();
+      finish(i_, false);
+      if (statements.size() > before) statements.back().open = true;
+    }
   }
 
  private:
@@ -369,6 +373,9 @@ class Splitter {
                                                  t_.text[i_] == "while");
     if (next_continues) return false;
     if (st.size() == 1) return true;  // a bare block { ... }
+    // `[](int a) { ... }(3);`: a lambda called at once, an expression that goes on
+    if (st[0].kind == clang::tok::l_square && (st[1].kind == clang::tok::l_paren || st[1].kind == clang::tok::l_brace))
+      return false;
     if (!st.empty() && is_control(st[0].text)) return st[0].text != "do";
     for (const auto& e : st)
       if (e.kind == clang::tok::equal) return false;

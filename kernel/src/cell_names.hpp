@@ -49,6 +49,7 @@ struct TopLevelStatement {
   bool ends_with_semi = false;  // an expression or a declaration, not a block or a function body
   bool lambda = false;          // a lambda expression among its tokens
   bool const_object = false;    // `const T name ...`: a const object (no * or & in the declarator)
+  bool open = false;            // the cell's last statement, ended by neither ';' nor a body
 };
 std::vector<TopLevelStatement> top_level_statements(const std::string& code);
 

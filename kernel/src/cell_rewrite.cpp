@@ -31,6 +31,13 @@ bool encloses(const TopLevelStatement& s) {
   return s.lambda && !s.names.empty() && words.count(s.first) == 0;
 }
 
+// The cell's last statement, without ';', when it is an expression: its value is shown.
+bool shows(const TopLevelStatement& s) {
+  static const std::set<std::string> words = {"return", "break", "continue", "goto", "case", "default", "else",
+                                              "asm", "do"};
+  return s.open && !declares(s) && !control(s) && words.count(s.first) == 0;
+}
+
 // The text before `at` as blanks (newlines kept), so the input's lines and columns are the cell's.
 std::string blank(const std::string& code, size_t at) {
   std::string pad = code.substr(0, at);
@@ -81,13 +88,24 @@ std::vector<std::string> rewrite_cell(const std::string& code, int& serial) {
   starts.push_back(code.size());
 
   std::vector<std::string> inputs;
+  bool shown = false;
   for (size_t c = 0; c + 1 < starts.size(); ++c) {
     const size_t from = starts[c], to = starts[c + 1];
     std::string text = code.substr(from, to - from);
     // From the last statement back, so the earlier ones' offsets still hold.
     for (auto it = statements.rbegin(); it != statements.rend(); ++it) {
       if (it->begin < from || it->begin >= to) continue;
-      if (wraps(*it)) {
+      if (shows(*it)) {
+        // `((expr), no_value{})` is the value, or no_value for a void expression (xcpp/xdisplay.hpp).
+        const std::string expr = text.substr(it->begin - from, it->end - it->begin);
+        std::string call = "xcpp::detail::show_result(((" + expr + "), xcpp::detail::no_value{}));";
+        if (it->lambda) {  // as a statement holding a lambda (above): in a function of its own
+          const std::string fn = std::string(kernel_prefix) + "stmt_" + std::to_string(++serial);
+          call = "void " + fn + "() { " + call + " } " + fn + "();";
+        }
+        text.replace(it->begin - from, it->end - it->begin, call);
+        shown = true;
+      } else if (wraps(*it)) {
         const std::string fn = std::string(kernel_prefix) + "stmt_" + std::to_string(++serial);
         text.insert(it->end - from, " } " + fn + "();");
         text.insert(it->begin - from, "void " + fn + "() { ");
@@ -99,6 +117,8 @@ std::vector<std::string> rewrite_cell(const std::string& code, int& serial) {
     }
     inputs.push_back(blank(code, from) + text);
   }
+  // The shown value goes through xcpp/xdisplay.hpp, which the cell may not have included.
+  if (shown) inputs.insert(inputs.begin(), "#include \"xcpp/xdisplay.hpp\"\n");
   return inputs;
 }
 

@@ -109,6 +109,14 @@ void Interpreter::clear(bool wait) {
   output_->locked([&] { clear_output(wait); });
 }
 
+void Interpreter::execute_result(const std::string& data) {
+  output_->flush();  // what the cell printed before comes before its result
+  nl::json bundle = nl::json::parse(data);
+  if (bundle.contains("text/plain") && bundle["text/plain"].is_string())
+    history_.set_output(count_, bundle["text/plain"].get<std::string>());
+  output_->locked([&] { publish_execution_result(count_, std::move(bundle), nl::json::object()); });
+}
+
 nl::json Interpreter::error(const std::string& ename, const std::string& evalue,
                             const std::vector<std::string>& traceback) {
   output_->flush();
@@ -120,6 +128,7 @@ nl::json Interpreter::error(const std::string& ename, const std::string& evalue,
 nl::json Interpreter::execute_request_impl(int count, const std::string& code, bool silent, bool store_history,
                                            nl::json /*user_expressions*/, bool /*allow_stdin*/) {
   if (store_history && !silent) history_.record(count, code);
+  count_ = count;
   output_->begin_cell();
   attn::clear_interrupt();
   cell_running_ = true;
@@ -455,6 +464,10 @@ void Interpreter::shutdown_request_impl() {
 extern "C" __attribute__((visibility("default"))) void attn_kernel_display(const char* data, const char* metadata,
                                                                         const char* transient, int update) {
   if (kernel::the_interpreter) kernel::the_interpreter->display(data, metadata, transient, update != 0);
+}
+
+extern "C" __attribute__((visibility("default"))) void attn_kernel_execute_result(const char* data) {
+  if (kernel::the_interpreter) kernel::the_interpreter->execute_result(data);
 }
 
 extern "C" __attribute__((visibility("default"))) void attn_kernel_clear_output(int wait) {

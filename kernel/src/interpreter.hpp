@@ -44,6 +44,8 @@ class Interpreter : public xeus::xinterpreter {
   // For xcpp::display (the cell calls it through the kernel's exported C functions).
   void display(const std::string& data, const std::string& metadata, const std::string& transient, bool update);
   void clear(bool wait);
+  // The cell's shown value (a MIME bundle), as its execute_result.
+  void execute_result(const std::string& data);
   bool cell_running() const { return cell_running_; }
 
  private:
@@ -81,6 +83,7 @@ class Interpreter : public xeus::xinterpreter {
   std::unique_ptr<OutputCapture> output_;
   std::vector<Cell> cells_;
   std::atomic<bool> cell_running_{false};
+  int count_ = 0;  // the running cell's In [count]
   int timeit_serial_ = 0;
   int statement_serial_ = 0;                   // cell_rewrite.hpp's statement functions
   std::map<std::string, int> undone_lambdas_;  // names %undo took back with a lambda inside -> their In [n]

@@ -188,6 +188,51 @@ class Kernel(unittest.TestCase):
         self.assertEqual(reply["cursor_end"], len(code))
         self.assertEqual(reply["cursor_start"], len(code) - len("softm"))
 
+    # --- issue 34: a cell's last value -------------------------------------
+
+    def results(self, code):
+        outputs = self.ok(code)
+        return [c for k, c in outputs if k == "execute_result"], outputs
+
+    def test_last_expression_is_the_execute_result(self):
+        reply, outputs = run(self.kc, 'int shown_j = 5;\nstd::cout << "before" << std::endl;\nshown_j + 1')
+        self.assertEqual(reply["status"], "ok", outputs)
+        self.assertEqual([k for k, _ in outputs], ["stream", "execute_result"])
+        result = outputs[1][1]
+        self.assertEqual(result["data"], {"text/plain": "6"})
+        self.assertEqual(result["execution_count"], reply["execution_count"])
+        self.assertEqual(self.results("shown_j > 3")[0][0]["data"]["text/plain"], "true")
+        self.assertEqual(self.results('std::string("text")')[0][0]["data"]["text/plain"], "text")
+
+    def test_a_trailing_semicolon_shows_nothing(self):
+        self.assertEqual(self.results("int quiet_j = 5;\nquiet_j;")[0], [])
+        self.assertEqual(self.results("quiet_j + 1;   // a comment")[0], [])
+        self.assertEqual(self.results("for (int i = 0; i < 1; ++i) { quiet_j += i; }")[0], [])
+        self.assertEqual(self.results("int quiet_f() { return 1; }")[0], [])
+
+    def test_last_value_with_a_mime_bundle(self):
+        results, _ = self.results("attn::tensor({1.0, 2.0})")
+        self.assertIn("text/html", results[0]["data"])
+        self.assertIn("text/plain", results[0]["data"])
+        # (In a namespace of its own: another cell of this kernel defines a mime_bundle_repr.)
+        results, _ = self.results('namespace badges {\nstruct Badge {};\n'
+                                  'nl::json mime_bundle_repr(const Badge&) { return {{"text/html", "<i>b</i>"}}; }\n'
+                                  '}\nbadges::Badge{}')
+        self.assertEqual(results[0]["data"], {"text/html": "<i>b</i>"})
+
+    def test_last_value_void_or_unprintable(self):
+        results, outputs = self.results('void say_hi() { std::cout << "hi\\n"; }\nsay_hi()')
+        self.assertEqual(results, [])
+        self.assertEqual(text(outputs), "hi\n")
+        results, _ = self.results("std::vector<int>{1, 2}")
+        self.assertIn("std::vector<int", results[0]["data"]["text/plain"])
+        self.assertEqual(self.results("[](int a) { return a + 1; }(3);")[0], [])
+        self.assertEqual(self.results("[](int a) { return a + 1; }(3)")[0][0]["data"]["text/plain"], "4")
+
+    def test_last_value_that_does_not_compile(self):
+        reply = self.fails("not_a_name_here", "CompileError")
+        self.assertIn("not_a_name_here", reply["evalue"])
+
     # --- issue 27 ---------------------------------------------------------
 
     def test_rerun_last_cell_redefines(self):
@@ -426,6 +471,8 @@ class History(unittest.TestCase):
         cls.kc.execute("int hist_unstored = 6;", store_history=False)
         run(cls.kc, "hist_a;", timeout=60, km=cls.km)  # waits for the two above
         cls.cells.append("hist_a;")
+        run(cls.kc, "hist_a * 10", timeout=60, km=cls.km)  # a shown value: the history's output
+        cls.cells.append("hist_a * 10")
 
     @classmethod
     def tearDownClass(cls):
@@ -447,7 +494,7 @@ class History(unittest.TestCase):
             self.assertIsInstance(session, int)
             self.assertIsInstance(line, int)
         # execution counts: a silent cell has none, and In [7] (store_history=False) is not stored
-        self.assertEqual([i[1] for i in items], [5, 6, 8])
+        self.assertEqual([i[1] for i in items], [6, 8, 9])
         self.assertEqual(len(self.history(hist_access_type="tail", n=100)), len(self.cells))
 
     def test_tail_with_output(self):
@@ -456,8 +503,8 @@ class History(unittest.TestCase):
         for item in items:
             self.assertEqual(len(item), 3)
             self.assertEqual(len(item[2]), 2)  # [input, output]
-        self.assertEqual(items[0][2][0], "int hist_silent = 4;")
-        self.assertIsNone(items[0][2][1])  # a declaration shows no value
+        self.assertEqual(items[0][2], ["hist_a;", None])  # with ';', no value is shown
+        self.assertEqual(items[1][2], ["hist_a * 10", "30"])
 
     def test_range(self):
         session, start = self.history(hist_access_type="tail", n=100)[0][0:2]
