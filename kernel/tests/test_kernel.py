@@ -439,6 +439,23 @@ class Rerun(unittest.TestCase):
         self.assertEqual(self.ok(fixed), "2\n")
         self.assertEqual(self.ok(fixed.replace("a + 1", "a + 3")), "4\n")
 
+    def test_every_chapter_first_cell_with_a_definition_runs_twice(self):
+        # A learner's first cell: the chapter's includes and aliases, plus a definition, edited and run again.
+        import glob
+        import json
+        chapters = sorted(glob.glob(os.path.join(NOTEBOOKS, "[0-9][0-9]_*.ipynb")))
+        self.assertGreater(len(chapters), 10)
+        for path in chapters:
+            with self.subTest(chapter=os.path.basename(path)):
+                with open(path) as f:
+                    first = next(c for c in json.load(f)["cells"] if c["cell_type"] == "code")
+                cell = "".join(first["source"]) + '\nint chapter_probe() { return 1; }\nstd::cout << chapter_probe() << "\\n";'
+                if path != chapters[0]:  # a fresh kernel for each chapter (setUp made the first)
+                    self.tearDown()
+                    self.setUp()
+                self.assertEqual(self.ok(cell), "1\n")
+                self.assertEqual(self.ok(cell.replace("return 1;", "return 2;")), "2\n")
+
     def test_undo_keeps_a_cell_includes(self):
         self.ok("#include <iostream>\nint kept_a = 1;")
         self.ok("int kept_b = 2;")
