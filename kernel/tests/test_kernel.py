@@ -453,8 +453,10 @@ class Rerun(unittest.TestCase):
                 if path != chapters[0]:  # a fresh kernel for each chapter (setUp made the first)
                     self.tearDown()
                     self.setUp()
-                self.assertEqual(self.ok(cell), "1\n")
-                self.assertEqual(self.ok(cell.replace("return 1;", "return 2;")), "2\n")
+                # The chapter's own first cell may print (chapter 11 prints its thread count): the probe's
+                # line is the last one.
+                self.assertTrue(self.ok(cell).endswith("1\n"))
+                self.assertTrue(self.ok(cell.replace("return 1;", "return 2;")).endswith("2\n"))
 
     def test_undo_keeps_a_cell_includes(self):
         self.ok("#include <iostream>\nint kept_a = 1;")
