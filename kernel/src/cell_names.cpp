@@ -95,6 +95,15 @@ bool has_lambda(const clang::DeclContext& tu) {
   return finder.found;
 }
 
+bool reads_header(const clang::DeclContext& tu) {
+  for (const clang::Decl* d : tu.decls()) {
+    const clang::SourceManager& sm = d->getASTContext().getSourceManager();
+    const clang::SourceLocation loc = sm.getExpansionLoc(d->getLocation());
+    if (loc.isValid() && !sm.getBufferName(loc).starts_with("input_line_")) return true;
+  }
+  return false;
+}
+
 // ---- From the tokens: what a new cell is about to define -------------------
 
 namespace {
@@ -321,7 +330,11 @@ class Splitter {
       st.push_back({tok.getKind(), t_.text[i_], {}});
       ++i_;
     }
-    if (!st.empty()) finish(i_, false);  // a last statement without ';'
+    if (!st.empty()) {  // a last statement without ';'
+      const size_t before = statements.size();
+      finish(i_, false);
+      if (statements.size() > before) statements.back().open = true;
+    }
   }
 
  private:
@@ -360,6 +373,9 @@ class Splitter {
                                                  t_.text[i_] == "while");
     if (next_continues) return false;
     if (st.size() == 1) return true;  // a bare block { ... }
+    // `[](int a) { ... }(3);`: a lambda called at once, an expression that goes on
+    if (st[0].kind == clang::tok::l_square && (st[1].kind == clang::tok::l_paren || st[1].kind == clang::tok::l_brace))
+      return false;
     if (!st.empty() && is_control(st[0].text)) return st[0].text != "do";
     for (const auto& e : st)
       if (e.kind == clang::tok::equal) return false;

@@ -28,6 +28,14 @@ std::set<std::string> defined_names(const clang::DeclContext& tu);
 // names, and the old lambda runs or code generation fails (a null module, a crash).
 bool has_lambda(const clang::DeclContext& tu);
 
+// Whether a parsed input holds declarations read from a header (an #include
+// of a file not included before). clang 19's Interpreter::Undo of such an
+// input crashes in IncrementalParser::CleanUpPTU (a SIGSEGV: the kernel died
+// and the client waited for a reply that never came), and the header's
+// include guard would stay defined anyway, so an #include run again would
+// read nothing. The kernel never takes such an input back.
+bool reads_header(const clang::DeclContext& tu);
+
 // A guess, from the raw tokens, of the names `code` would define at the top
 // level (same spelling as defined_names). A statement such as `x = 3;` or
 // `f(2);` defines nothing; `auto x = 3;` and `int f(int);` define x and f.
@@ -41,6 +49,7 @@ struct TopLevelStatement {
   bool ends_with_semi = false;  // an expression or a declaration, not a block or a function body
   bool lambda = false;          // a lambda expression among its tokens
   bool const_object = false;    // `const T name ...`: a const object (no * or & in the declarator)
+  bool open = false;            // the cell's last statement, ended by neither ';' nor a body
 };
 std::vector<TopLevelStatement> top_level_statements(const std::string& code);
 

@@ -19,6 +19,10 @@
 //    goes into an inline namespace of its own, `inline namespace __attn_ns_8 {
 //    ... }`: its names are used as before, unqualified, and its lambdas' mangled
 //    names are new each time, so the cell can be run again with new lambdas.
+//  - The cell's last statement, an expression without ';', is shown as the
+//    cell's result (execute_result), as in xeus-cling:
+//    `xcpp::detail::show_result(((x), xcpp::detail::no_value{}));`, with
+//    `#include "xcpp/xdisplay.hpp"` run first as an input of its own.
 #pragma once
 
 #include <string>

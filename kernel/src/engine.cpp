@@ -194,6 +194,7 @@ RunResult Engine::run(const std::string& code) {
   if (ptu->TUPart) {
     r.declared = defined_names(*ptu->TUPart);
     r.lambdas = has_lambda(*ptu->TUPart);
+    r.header = reads_header(*ptu->TUPart);
   }
   ensure_signal_stack();
   snapshot_file_code();

@@ -20,6 +20,7 @@ struct RunResult {
   std::string ename, evalue;       // for runtime_error, exception, interrupted
   std::set<std::string> declared;  // names the input defined (cell_names.hpp)
   bool lambdas = false;            // the input contains a lambda (cell_names.hpp: has_lambda)
+  bool header = false;             // it read declarations from a header (cell_names.hpp: reads_header): never undo it
 };
 
 // Async-signal-safe: if a cell is running its own (JIT-compiled) code, it

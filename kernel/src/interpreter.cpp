@@ -73,7 +73,7 @@ std::string format_time(double seconds) {
 
 }  // namespace
 
-Interpreter::Interpreter(Settings settings) : settings_(std::move(settings)) {
+Interpreter::Interpreter(Settings settings, History& history) : settings_(std::move(settings)), history_(history) {
   xeus::register_interpreter(this);
   the_interpreter = this;
 }
@@ -109,6 +109,14 @@ void Interpreter::clear(bool wait) {
   output_->locked([&] { clear_output(wait); });
 }
 
+void Interpreter::execute_result(const std::string& data) {
+  output_->flush();  // what the cell printed before comes before its result
+  nl::json bundle = nl::json::parse(data);
+  if (bundle.contains("text/plain") && bundle["text/plain"].is_string())
+    history_.set_output(count_, bundle["text/plain"].get<std::string>());
+  output_->locked([&] { publish_execution_result(count_, std::move(bundle), nl::json::object()); });
+}
+
 nl::json Interpreter::error(const std::string& ename, const std::string& evalue,
                             const std::vector<std::string>& traceback) {
   output_->flush();
@@ -117,9 +125,10 @@ nl::json Interpreter::error(const std::string& ename, const std::string& evalue,
   return nl::json{{"status", "error"}, {"ename", ename}, {"evalue", evalue}, {"traceback", traceback}};
 }
 
-nl::json Interpreter::execute_request_impl(int count, const std::string& code, bool /*silent*/,
-                                           bool /*store_history*/, nl::json /*user_expressions*/,
-                                           bool /*allow_stdin*/) {
+nl::json Interpreter::execute_request_impl(int count, const std::string& code, bool silent, bool store_history,
+                                           nl::json /*user_expressions*/, bool /*allow_stdin*/) {
+  if (store_history && !silent) history_.record(count, code);
+  count_ = count;
   output_->begin_cell();
   attn::clear_interrupt();
   cell_running_ = true;
@@ -167,6 +176,7 @@ nl::json Interpreter::run_cell(int count, const std::string& code) {
       return error("RedefinitionError", msg.str(), {"RedefinitionError: " + msg.str()});
     }
   }
+  Cell carried{count, 0, {}, false, 0, {}};  // what a re-run keeps of the cell it replaces
   if (!cells_.empty()) {
     const Cell& last = cells_.back();
     bool rerun = std::any_of(candidates.begin(), candidates.end(), [&](const std::string& n) {
@@ -179,20 +189,30 @@ nl::json Interpreter::run_cell(int count, const std::string& code) {
           << "(the old lambda would run, or the kernel would die). Kernel > Restart & Run All runs the edited cell.";
       return error("RedefinitionError", msg.str(), {"RedefinitionError: " + msg.str()});
     }
+    for (const auto& name : candidates) {
+      if (!rerun || !last.kept_names.count(name)) continue;
+      std::ostringstream msg;
+      msg << "'" << name << "' is defined in In [" << last.count << "] in the same input as an #include that "
+          << "read a header, and clang 19's interpreter cannot take a header back, so '" << name
+          << "' cannot be redefined. Put the cell's #include lines at its top, before any code, "
+          << "then Kernel > Restart & Run All.";
+      return error("RedefinitionError", msg.str(), {"RedefinitionError: " + msg.str()});
+    }
     if (rerun) {  // the edit-and-run-again loop: the most recent cell's input goes first
       std::set<std::string> dropped;
       for (const auto& n : last.names)
-        if (!candidates.count(n)) dropped.insert(n);
+        if (!candidates.count(n) && !last.kept_names.count(n)) dropped.insert(n);
       if (!dropped.empty())  // this is not quite that cell again: say what else went
         stream("stderr", "note: took back In [" + std::to_string(last.count) + "] to redefine its names; " +
                              join(dropped) + " from it no longer defined\n");
-      engine_->undo(last.inputs);
+      engine_->undo(last.inputs - last.kept);
+      carried = last;  // its inputs that read headers stay: the new cell counts them as its own
       cells_.pop_back();
     }
   }
 
   // The cell's inputs (cell_rewrite.hpp), in order, up to the first that fails.
-  Cell cell{count, 0, {}, false};
+  Cell cell{count, carried.kept, carried.kept_names, false, carried.kept, carried.kept_names};
   RunResult r;
   std::string warnings;
   for (const std::string& input : rewrite_cell(code, statement_serial_)) {
@@ -201,6 +221,10 @@ nl::json Interpreter::run_cell(int count, const std::string& code) {
       ++cell.inputs;
       cell.names.insert(r.declared.begin(), r.declared.end());
       cell.lambdas = cell.lambdas || r.lambdas;
+      if (r.header) {  // this input and every one below it stay
+        cell.kept = cell.inputs;
+        cell.kept_names = cell.names;
+      }
     }
     if (r.status != RunResult::Status::ok) break;
     warnings += r.diagnostics;
@@ -249,18 +273,40 @@ nl::json Interpreter::undo_magic(const std::string& args) {
                       " cell(s) can be undone";
     return error("UsageError", msg, {"UsageError: " + msg});
   }
+  const size_t bottom = cells_.size() - n;
+  for (size_t k = cells_.size(); k-- > bottom + 1;) {
+    if (cells_[k].kept == 0) continue;
+    // Undo takes inputs back from the most recent one down, and this cell's header input cannot go.
+    std::ostringstream msg;
+    msg << "%undo " << n << ": In [" << cells_[k].count << "] read a header (#include), which clang 19's "
+        << "interpreter cannot take back, so the cells before it cannot be undone; %undo "
+        << (cells_.size() - k) << " takes back In [" << cells_[k].count << "]'s code and the cells after it. "
+        << "Kernel > Restart & Run All starts afresh.";
+    return error("UsageError", msg.str(), {"UsageError: " + msg.str()});
+  }
   unsigned inputs = 0;
   std::ostringstream said;
-  for (size_t k = cells_.size() - n; k < cells_.size(); ++k) {
-    inputs += cells_[k].inputs;
+  for (size_t k = bottom; k < cells_.size(); ++k) {
+    inputs += cells_[k].inputs - cells_[k].kept;
+    std::set<std::string> names;
+    for (const auto& name : cells_[k].names)
+      if (!cells_[k].kept_names.count(name)) names.insert(name);
     if (cells_[k].lambdas)
-      for (const auto& name : cells_[k].names) undone_lambdas_.emplace(name, cells_[k].count);
+      for (const auto& name : names) undone_lambdas_.emplace(name, cells_[k].count);
     said << "undid In [" << cells_[k].count << "]";
-    if (!cells_[k].names.empty()) said << " (it defined " << join(cells_[k].names) << ")";
+    if (!names.empty()) said << " (it defined " << join(names) << ")";
+    if (cells_[k].kept > 0) said << "; its #include lines stay (a header cannot be taken back)";
     said << "\n";
   }
   engine_->undo(inputs);
-  cells_.resize(cells_.size() - n);
+  Cell rest = cells_[bottom];  // what stays of the oldest cell undone: its header inputs
+  cells_.resize(bottom);
+  if (rest.kept > 0) {
+    rest.inputs = rest.kept;
+    rest.names = rest.kept_names;
+    rest.lambdas = false;
+    cells_.push_back(rest);
+  }
   stream("stdout", said.str());
   return xeus::create_successful_reply();
 }
@@ -418,6 +464,10 @@ void Interpreter::shutdown_request_impl() {
 extern "C" __attribute__((visibility("default"))) void attn_kernel_display(const char* data, const char* metadata,
                                                                         const char* transient, int update) {
   if (kernel::the_interpreter) kernel::the_interpreter->display(data, metadata, transient, update != 0);
+}
+
+extern "C" __attribute__((visibility("default"))) void attn_kernel_execute_result(const char* data) {
+  if (kernel::the_interpreter) kernel::the_interpreter->execute_result(data);
 }
 
 extern "C" __attribute__((visibility("default"))) void attn_kernel_clear_output(int wait) {

@@ -15,6 +15,7 @@
 #pragma once
 
 #include "engine.hpp"
+#include "history.hpp"
 #include "output_capture.hpp"
 
 #include <xeus/xinterpreter.hpp>
@@ -36,12 +37,15 @@ struct Settings {
 
 class Interpreter : public xeus::xinterpreter {
  public:
-  explicit Interpreter(Settings settings);
+  // history: the kernel's (main.cpp), which the interpreter records each cell in.
+  Interpreter(Settings settings, History& history);
   ~Interpreter() override;
 
   // For xcpp::display (the cell calls it through the kernel's exported C functions).
   void display(const std::string& data, const std::string& metadata, const std::string& transient, bool update);
   void clear(bool wait);
+  // The cell's shown value (a MIME bundle), as its execute_result.
+  void execute_result(const std::string& data);
   bool cell_running() const { return cell_running_; }
 
  private:
@@ -66,13 +70,20 @@ class Interpreter : public xeus::xinterpreter {
     unsigned inputs;              // interpreter inputs (PTUs) it made
     std::set<std::string> names;  // what it defined
     bool lambdas = false;         // it contains a lambda: it cannot be taken back to redefine its names
+    // Its first `kept` inputs stay for good: the last of them read a header
+    // (cell_names.hpp: reads_header), which clang 19 cannot undo. A re-run or
+    // %undo takes back only the inputs after them; kept_names are defined there.
+    unsigned kept = 0;
+    std::set<std::string> kept_names;
   };
 
   Settings settings_;
+  History& history_;
   std::unique_ptr<Engine> engine_;
   std::unique_ptr<OutputCapture> output_;
   std::vector<Cell> cells_;
   std::atomic<bool> cell_running_{false};
+  int count_ = 0;  // the running cell's In [count]
   int timeit_serial_ = 0;
   int statement_serial_ = 0;                   // cell_rewrite.hpp's statement functions
   std::map<std::string, int> undone_lambdas_;  // names %undo took back with a lambda inside -> their In [n]

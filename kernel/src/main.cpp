@@ -3,6 +3,7 @@
 //   attn-xcpp -f {connection_file}
 #include "core/interrupt.hpp"
 #include "engine.hpp"
+#include "history.hpp"
 #include "interpreter.hpp"
 
 #include <xeus/xhelper.hpp>
@@ -94,11 +95,13 @@ int main(int argc, char* argv[]) {
       "-fno-color-diagnostics",
       "-Wno-unused-value",
   };
-  auto interpreter = std::make_unique<kernel::Interpreter>(settings);
+  auto history = std::make_unique<kernel::History>();
+  auto interpreter = std::make_unique<kernel::Interpreter>(settings, *history);
   interpreter_for_signals = interpreter.get();
   xeus::xconfiguration config = xeus::load_configuration(connection_file);
   auto context = xeus::make_context<zmq::context_t>();
-  xeus::xkernel k(config, xeus::get_user_name(), std::move(context), std::move(interpreter), xeus::make_xserver_zmq);
+  xeus::xkernel k(config, xeus::get_user_name(), std::move(context), std::move(interpreter), xeus::make_xserver_zmq,
+                  std::move(history));
   k.start();
   // The JIT'd cells' static objects are not destroyed one by one: the process ends here.
   std::fflush(stdout);

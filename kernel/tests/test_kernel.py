@@ -24,14 +24,20 @@ def start():
     return start_new_kernel(kernel_name="xcpp17", cwd=NOTEBOOKS, startup_timeout=TIMEOUT)
 
 
-def run(kc, code, timeout=TIMEOUT, on_output=None):
+def run(kc, code, timeout=TIMEOUT, on_output=None, km=None):
     """Executes code; returns (reply content, outputs). Outputs are iopub
-    messages of the request in arrival order, as (msg_type, content)."""
+    messages of the request in arrival order, as (msg_type, content).
+    Raises queue.Empty past the timeout, or at once if km's kernel died."""
     msg_id = kc.execute(code)
     outputs = []
     deadline = time.time() + timeout
     while True:
-        msg = kc.get_iopub_msg(timeout=max(1, deadline - time.time()))
+        try:
+            msg = kc.get_iopub_msg(timeout=max(1, min(2, deadline - time.time())))
+        except queue.Empty:
+            if time.time() >= deadline or (km is not None and not km.is_alive()):
+                raise
+            continue
         if msg["parent_header"].get("msg_id") != msg_id:
             continue
         kind, content = msg["msg_type"], msg["content"]
@@ -182,6 +188,51 @@ class Kernel(unittest.TestCase):
         self.assertEqual(reply["cursor_end"], len(code))
         self.assertEqual(reply["cursor_start"], len(code) - len("softm"))
 
+    # --- issue 34: a cell's last value -------------------------------------
+
+    def results(self, code):
+        outputs = self.ok(code)
+        return [c for k, c in outputs if k == "execute_result"], outputs
+
+    def test_last_expression_is_the_execute_result(self):
+        reply, outputs = run(self.kc, 'int shown_j = 5;\nstd::cout << "before" << std::endl;\nshown_j + 1')
+        self.assertEqual(reply["status"], "ok", outputs)
+        self.assertEqual([k for k, _ in outputs], ["stream", "execute_result"])
+        result = outputs[1][1]
+        self.assertEqual(result["data"], {"text/plain": "6"})
+        self.assertEqual(result["execution_count"], reply["execution_count"])
+        self.assertEqual(self.results("shown_j > 3")[0][0]["data"]["text/plain"], "true")
+        self.assertEqual(self.results('std::string("text")')[0][0]["data"]["text/plain"], "text")
+
+    def test_a_trailing_semicolon_shows_nothing(self):
+        self.assertEqual(self.results("int quiet_j = 5;\nquiet_j;")[0], [])
+        self.assertEqual(self.results("quiet_j + 1;   // a comment")[0], [])
+        self.assertEqual(self.results("for (int i = 0; i < 1; ++i) { quiet_j += i; }")[0], [])
+        self.assertEqual(self.results("int quiet_f() { return 1; }")[0], [])
+
+    def test_last_value_with_a_mime_bundle(self):
+        results, _ = self.results("attn::tensor({1.0, 2.0})")
+        self.assertIn("text/html", results[0]["data"])
+        self.assertIn("text/plain", results[0]["data"])
+        # (In a namespace of its own: another cell of this kernel defines a mime_bundle_repr.)
+        results, _ = self.results('namespace badges {\nstruct Badge {};\n'
+                                  'nl::json mime_bundle_repr(const Badge&) { return {{"text/html", "<i>b</i>"}}; }\n'
+                                  '}\nbadges::Badge{}')
+        self.assertEqual(results[0]["data"], {"text/html": "<i>b</i>"})
+
+    def test_last_value_void_or_unprintable(self):
+        results, outputs = self.results('void say_hi() { std::cout << "hi\\n"; }\nsay_hi()')
+        self.assertEqual(results, [])
+        self.assertEqual(text(outputs), "hi\n")
+        results, _ = self.results("std::vector<int>{1, 2}")
+        self.assertIn("std::vector<int", results[0]["data"]["text/plain"])
+        self.assertEqual(self.results("[](int a) { return a + 1; }(3);")[0], [])
+        self.assertEqual(self.results("[](int a) { return a + 1; }(3)")[0][0]["data"]["text/plain"], "4")
+
+    def test_last_value_that_does_not_compile(self):
+        reply = self.fails("not_a_name_here", "CompileError")
+        self.assertIn("not_a_name_here", reply["evalue"])
+
     # --- issue 27 ---------------------------------------------------------
 
     def test_rerun_last_cell_redefines(self):
@@ -328,6 +379,175 @@ class Kernel(unittest.TestCase):
         self.assertIn("softmax(", page["data"]["text/plain"])
         reply, _ = run(self.kc, "?std::vector")
         self.assertIn("cppreference.com", reply["payload"][0]["data"]["text/plain"])
+
+
+class Rerun(unittest.TestCase):
+    """Re-running cells that include headers (issue 34): each test a fresh
+    kernel, so the header is read for the first time by the cell under test.
+    A short deadline per cell: a kernel that dies or hangs fails the test
+    with a message instead of waiting for TIMEOUT."""
+
+    DEADLINE = 90  # seconds for one cell, the first attn cell included, on a busy machine
+
+    def setUp(self):
+        self.km, self.kc = start()
+
+    def tearDown(self):
+        self.kc.stop_channels()
+        if self.km.is_alive():
+            self.km.shutdown_kernel(now=True)
+
+    def run_cell(self, code):
+        try:
+            return run(self.kc, code, timeout=self.DEADLINE, km=self.km)
+        except queue.Empty:
+            alive = self.km.is_alive()
+            self.fail("no reply to %r: the kernel %s" % (code, "hung (%d s)" % self.DEADLINE if alive else "died"))
+
+    def ok(self, code):
+        reply, outputs = self.run_cell(code)
+        self.assertEqual(reply["status"], "ok", outputs)
+        return text(outputs)
+
+    def test_edited_cell_with_include_and_definition(self):
+        cell = '#include <iostream>\nint f(int a) { return a + 1; }\nstd::cout << f(1) << "\\n";'
+        self.assertEqual(self.ok(cell), "2\n")
+        self.assertEqual(self.ok(cell.replace("a + 1", "a + 2")), "3\n")
+        self.assertEqual(self.ok(cell.replace("a + 1", "a + 2")), "3\n")  # unchanged, again
+        self.assertEqual(self.ok('std::cout << f(10) << "\\n";'), "12\n")
+
+    def test_edited_cell_with_the_notebook_header(self):
+        cell = ('#include <vector>\n#include "attn_notebook.hpp"\nint n = 1;\n'
+                'attn::Tensor make_row() { return attn::tensor({1.0, 2.0}) * double(n); }\n'
+                'std::cout << n << " " << make_row().shape()[0] << "\\n";')
+        self.assertEqual(self.ok(cell), "1 2\n")
+        self.assertEqual(self.ok(cell.replace("int n = 1", "int n = 5")), "5 2\n")
+        self.assertEqual(self.ok('std::cout << n << "\\n";'), "5\n")
+
+    def test_includes_already_included_by_an_earlier_cell(self):
+        self.ok("#include <iostream>\n#include <map>")
+        cell = '#include <iostream>\n#include <map>\nstd::map<int, int> m = {{1, 2}};\nstd::cout << m[1] << "\\n";'
+        self.assertEqual(self.ok(cell), "2\n")
+        self.assertEqual(self.ok(cell.replace("{1, 2}", "{1, 7}")), "7\n")
+
+    def test_failed_first_run_then_fixed(self):
+        reply, outputs = self.run_cell("#include <iostream>\nint g(int a) { return a + nope; }")
+        self.assertEqual(reply["status"], "error", outputs)
+        self.assertEqual(reply["ename"], "CompileError")
+        self.assertIn("nope", reply["evalue"])
+        fixed = '#include <iostream>\nint g(int a) { return a + 1; }\nstd::cout << g(1) << "\\n";'
+        self.assertEqual(self.ok(fixed), "2\n")
+        self.assertEqual(self.ok(fixed.replace("a + 1", "a + 3")), "4\n")
+
+    def test_every_chapter_first_cell_with_a_definition_runs_twice(self):
+        # A learner's first cell: the chapter's includes and aliases, plus a definition, edited and run again.
+        import glob
+        import json
+        chapters = sorted(glob.glob(os.path.join(NOTEBOOKS, "[0-9][0-9]_*.ipynb")))
+        self.assertGreater(len(chapters), 10)
+        for path in chapters:
+            with self.subTest(chapter=os.path.basename(path)):
+                with open(path) as f:
+                    first = next(c for c in json.load(f)["cells"] if c["cell_type"] == "code")
+                cell = "".join(first["source"]) + '\nint chapter_probe() { return 1; }\nstd::cout << chapter_probe() << "\\n";'
+                if path != chapters[0]:  # a fresh kernel for each chapter (setUp made the first)
+                    self.tearDown()
+                    self.setUp()
+                # The chapter's own first cell may print (chapter 11 prints its thread count): the probe's
+                # line is the last one.
+                self.assertTrue(self.ok(cell).endswith("1\n"))
+                self.assertTrue(self.ok(cell.replace("return 1;", "return 2;")).endswith("2\n"))
+
+    def test_undo_keeps_a_cell_includes(self):
+        self.ok("#include <iostream>\nint kept_a = 1;")
+        self.ok("int kept_b = 2;")
+        self.assertIn("#include lines stay", self.ok("%undo 2"))
+        reply, outputs = self.run_cell("int c = kept_a;")
+        self.assertEqual(reply["status"], "error", outputs)  # kept_a went with its cell's code
+        self.assertEqual(self.ok('int kept_a = 3;\nstd::cout << kept_a << "\\n";'), "3\n")  # iostream stayed
+        # A cell that read a header after the cell to undo: refused, with the remedy.
+        self.ok("#include <set>\nstd::set<int> later = {1};")
+        reply, outputs = self.run_cell("%undo 2")
+        self.assertEqual(reply["status"], "error", outputs)
+        self.assertEqual(reply["ename"], "UsageError")
+        self.assertIn("%undo 1", reply["evalue"])
+        self.assertEqual(self.ok('std::cout << kept_a << later.size() << "\\n";'), "31\n")
+
+
+class History(unittest.TestCase):
+    """history_request as the messaging spec has it (issue 34): a kernel of its own, so the lines are known."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.km, cls.kc = start()
+        cls.cells = ["int hist_a = 1;", "int hist_b = 2;", "hist_a += 1;", "hist_a += 1;", "int hist_c = 3;"]
+        for code in cls.cells:
+            reply, outputs = run(cls.kc, code, timeout=60, km=cls.km)
+            assert reply["status"] == "ok", outputs
+        run(cls.kc, "int hist_silent = 4;", timeout=60, km=cls.km)
+        cls.cells.append("int hist_silent = 4;")
+        cls.kc.execute("int hist_quiet = 5;", silent=True)        # neither of these is stored
+        cls.kc.execute("int hist_unstored = 6;", store_history=False)
+        run(cls.kc, "hist_a;", timeout=60, km=cls.km)  # waits for the two above
+        cls.cells.append("hist_a;")
+        run(cls.kc, "hist_a * 10", timeout=60, km=cls.km)  # a shown value: the history's output
+        cls.cells.append("hist_a * 10")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.kc.stop_channels()
+        cls.km.shutdown_kernel(now=True)
+
+    def history(self, **request):
+        msg_id = self.kc.history(**request)
+        reply = self.kc.get_shell_msg(timeout=30)
+        while reply["parent_header"].get("msg_id") != msg_id:
+            reply = self.kc.get_shell_msg(timeout=30)
+        self.assertEqual(reply["content"]["status"], "ok", reply["content"])
+        return reply["content"]["history"]
+
+    def test_tail(self):
+        items = self.history(hist_access_type="tail", n=3, output=False, raw=True)
+        self.assertEqual([i[2] for i in items], self.cells[-3:])
+        for session, line, _ in items:
+            self.assertIsInstance(session, int)
+            self.assertIsInstance(line, int)
+        # execution counts: a silent cell has none, and In [7] (store_history=False) is not stored
+        self.assertEqual([i[1] for i in items], [6, 8, 9])
+        self.assertEqual(len(self.history(hist_access_type="tail", n=100)), len(self.cells))
+
+    def test_tail_with_output(self):
+        items = self.history(hist_access_type="tail", n=2, output=True, raw=True)
+        self.assertEqual(len(items), 2)
+        for item in items:
+            self.assertEqual(len(item), 3)
+            self.assertEqual(len(item[2]), 2)  # [input, output]
+        self.assertEqual(items[0][2], ["hist_a;", None])  # with ';', no value is shown
+        self.assertEqual(items[1][2], ["hist_a * 10", "30"])
+
+    def test_range(self):
+        session, start = self.history(hist_access_type="tail", n=100)[0][0:2]
+        items = self.history(hist_access_type="range", session=session, start=start + 1, stop=start + 3)
+        self.assertEqual(items, [[session, start + 1, self.cells[1]], [session, start + 2, self.cells[2]]])
+        self.assertEqual(self.history(hist_access_type="range", session=0, start=start, stop=start + 1),
+                         [[session, start, self.cells[0]]])  # 0: the current session
+        self.assertEqual(self.history(hist_access_type="range", session=session + 5, start=1, stop=10), [])
+
+    def test_search(self):
+        items = self.history(hist_access_type="search", pattern="int hist_*")
+        self.assertEqual([i[2] for i in items], ["int hist_a = 1;", "int hist_b = 2;", "int hist_c = 3;",
+                                                 "int hist_silent = 4;"])
+        items = self.history(hist_access_type="search", pattern="int hist_? = ?;")
+        self.assertEqual([i[2] for i in items], ["int hist_a = 1;", "int hist_b = 2;", "int hist_c = 3;"])
+        self.assertEqual(self.history(hist_access_type="search", pattern="hist_a"), [])  # the whole input
+        self.assertEqual(len(self.history(hist_access_type="search", pattern="hist_a += 1;")), 2)
+        unique = self.history(hist_access_type="search", pattern="hist_a += 1;", unique=True)
+        self.assertEqual(len(unique), 1)
+        self.assertEqual(unique[0][1], 4)  # the most recent run
+        items = self.history(hist_access_type="search", pattern="*", n=2)
+        self.assertEqual([i[2] for i in items], self.cells[-2:])
+        items = self.history(hist_access_type="search", pattern="int hist_b*", output=True)
+        self.assertEqual(items, [[items[0][0], 2, ["int hist_b = 2;", None]]])
 
 
 class Lifecycle(unittest.TestCase):

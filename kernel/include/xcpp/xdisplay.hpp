@@ -6,16 +6,21 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdlib>
+#include <cxxabi.h>
+#include <ios>
 #include <ostream>
 #include <sstream>
 #include <string>
 #include <type_traits>
+#include <typeinfo>
 #include <utility>
 
 namespace nl = nlohmann;  // xeus's own alias, which notebooks written for xeus may use
 
 extern "C" void attn_kernel_display(const char* data, const char* metadata, const char* transient, int update);
 extern "C" void attn_kernel_clear_output(int wait);
+extern "C" void attn_kernel_execute_result(const char* data);
 
 namespace xcpp {
 
@@ -45,6 +50,36 @@ nl::json bundle_of(const T& x) {
 }
 
 inline std::string dump(const nl::json& j) { return j.dump(-1, ' ', false, nl::json::error_handler_t::replace); }
+
+// A cell's last expression without ';' is shown (the kernel rewrites it as
+// `show_result(((x), no_value{}))`): the comma below gives the value, and the
+// built-in comma gives no_value for a void expression, which shows nothing.
+struct no_value {};
+template <class T>
+const T& operator,(const T& value, no_value) {
+  return value;
+}
+
+inline void show_result(no_value) {}
+
+template <class T>
+void show_result(const T& x) {
+  nl::json bundle;
+  if constexpr (has_mime_bundle<T>::value) {
+    bundle = mime_bundle_repr(x);
+  } else if constexpr (printable<T>::value) {
+    std::ostringstream s;
+    s << std::boolalpha << x;
+    bundle = nl::json{{"text/plain", s.str()}};
+  } else {  // shown by its type, rather than failing the cell
+    int status = 0;
+    char* name = abi::__cxa_demangle(typeid(T).name(), nullptr, nullptr, &status);
+    bundle = nl::json{{"text/plain", std::string(status == 0 && name ? name : typeid(T).name()) +
+                                         " (no operator<< or mime_bundle_repr to show it)"}};
+    std::free(name);
+  }
+  attn_kernel_execute_result(dump(bundle).c_str());
+}
 
 }  // namespace detail
 
