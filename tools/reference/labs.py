@@ -1,0 +1,207 @@
+#!/usr/bin/python3
+"""PyTorch reference values for the lab track's graders (labs/grader/).
+
+Writes labs/reference/<lab>.json in the format of tools/reference/common.py:
+fixed float64 inputs, the outputs, and the gradients of L = sum(out * r) for a
+fixed r (so every output element is weighted by a different number).
+
+    /usr/bin/python3 tools/reference/labs.py
+"""
+import json
+import math
+import os
+
+import torch
+import torch.nn.functional as F
+
+from common import ROOT, encode, fixed
+
+OUT_DIR = os.path.join(ROOT, "labs", "reference")
+
+
+class LabWriter:
+    def __init__(self, name):
+        self.name = name
+        self.cases = {}
+
+    def case(self, case_name, **tensors):
+        assert case_name not in self.cases, case_name
+        self.cases[case_name] = {k: encode(v) for k, v in tensors.items()}
+
+    def save(self):
+        os.makedirs(OUT_DIR, exist_ok=True)
+        path = os.path.join(OUT_DIR, self.name + ".json")
+        tmp = path + ".tmp"
+        with open(tmp, "w") as f:
+            json.dump({"generator": "tools/reference/labs.py", "torch": torch.__version__,
+                       "cases": self.cases}, f, indent=0)
+            f.write("\n")
+        os.replace(tmp, path)  # written whole or not at all
+        print("wrote", path, len(self.cases), "cases")
+
+
+def grads(out, r, *inputs):
+    """Gradients of sum(out * r) with respect to inputs."""
+    for t in inputs:
+        t.grad = None
+    (out * r).sum().backward()
+    return [t.grad.clone() for t in inputs]
+
+
+def away_from_zero(shape, seed, low=0.5, high=2.0):
+    mag = fixed(shape, seed, low, high, requires_grad=False)
+    sign = torch.where(fixed(shape, seed + 1, requires_grad=False) < 0, -1.0, 1.0)
+    return (mag * sign).requires_grad_(True)
+
+
+def lab00():
+    w = LabWriter("lab00_engine")
+    a, b = fixed([3, 1], 1), fixed([4], 2)
+    r = fixed([3, 4], 3, requires_grad=False)
+    ga, gb = grads(a * b, r, a, b)
+    w.case("mul", a=a, b=b, r=r, grad_a=ga, grad_b=gb)
+
+    a, b = fixed([2, 3], 4), away_from_zero([3], 5)
+    r = fixed([2, 3], 7, requires_grad=False)
+    ga, gb = grads(a / b, r, a, b)
+    w.case("div", a=a, b=b, r=r, grad_a=ga, grad_b=gb)
+
+    x = fixed([2, 4], 8, -5.0, 5.0)
+    r = fixed([2, 4], 9, requires_grad=False)
+    (gx,) = grads(torch.exp(x), r, x)
+    w.case("exp", x=x, r=r, grad_x=gx)
+
+    # large magnitudes: tanh saturates, its gradient vanishes (and must not be NaN)
+    x = torch.tensor([[-1000.0, -20.0, -3.0, -0.5], [0.0, 0.5, 3.0, 20.0]], requires_grad=True)
+    r = fixed([2, 4], 10, requires_grad=False)
+    (gx,) = grads(torch.tanh(x), r, x)
+    w.case("tanh", x=x, r=r, grad_x=gx)
+
+    a, b = fixed([3, 4], 11), fixed([4, 5], 12)
+    r = fixed([3, 5], 13, requires_grad=False)
+    ga, gb = grads(a @ b, r, a, b)
+    w.case("matmul", a=a, b=b, r=r, grad_a=ga, grad_b=gb)
+
+    # square factors: a transposed product has the right shape, only its values are wrong
+    a, b = fixed([3, 3], 14), fixed([3, 3], 15)
+    r = fixed([3, 3], 16, requires_grad=False)
+    ga, gb = grads(a @ b, r, a, b)
+    w.case("matmul_square", a=a, b=b, r=r, grad_a=ga, grad_b=gb)
+    w.save()
+
+
+def lab01():
+    w = LabWriter("lab01_softmax")
+    x = fixed([2, 3, 5], 20, -3.0, 3.0)
+    r = fixed([2, 3, 5], 21, requires_grad=False)
+    y = torch.softmax(x, -1)
+    (gx,) = grads(y, r, x)
+    ly = torch.log_softmax(x, -1)
+    (lgx,) = grads(ly, r, x)
+    w.case("fixed", x=x, r=r, softmax=y, softmax_grad_x=gx, log_softmax=ly, log_softmax_grad_x=lgx)
+
+    x = torch.tensor([[1000.0, 999.0, 998.0, 0.0],
+                      [-1000.0, -1001.0, -1e4, -999.0],
+                      [1e4, 1e4, -1e4, 0.0]], requires_grad=True)
+    w.case("large", x=x, softmax=torch.softmax(x, -1), log_softmax=torch.log_softmax(x, -1))
+    w.save()
+
+
+def lab02():
+    w = LabWriter("lab02_layer_norm")
+    x, gamma, beta = fixed([2, 3, 6], 30, -2.0, 2.0), fixed([6], 31, 0.5, 1.5), fixed([6], 32)
+    r = fixed([2, 3, 6], 33, requires_grad=False)
+    y = F.layer_norm(x, [6], gamma, beta, 1e-5)
+    gx, gg, gb = grads(y, r, x, gamma, beta)
+    w.case("fixed", x=x, gamma=gamma, beta=beta, eps=torch.tensor(1e-5), y=y, r=r,
+           grad_x=gx, grad_gamma=gg, grad_beta=gb)
+
+    # a large common offset: mean(x^2) - mean(x)^2 loses the variance to rounding
+    x = (fixed([4, 5], 34, requires_grad=False) + 1e6).requires_grad_(True)
+    gamma, beta = torch.ones(5), torch.zeros(5)
+    w.case("offset", x=x, gamma=gamma, beta=beta, eps=torch.tensor(1e-5),
+           y=F.layer_norm(x, [5], gamma, beta, 1e-5))
+
+    # a large eps shows whether it sits inside the square root
+    x, gamma, beta = fixed([3, 4], 35), fixed([4], 36), fixed([4], 37)
+    w.case("big_eps", x=x, gamma=gamma, beta=beta, eps=torch.tensor(0.5), y=F.layer_norm(x, [4], gamma, beta, 0.5))
+    w.save()
+
+
+def lab03():
+    w = LabWriter("lab03_lstm_cell")
+    B, I, H = 2, 3, 4
+    cell = torch.nn.LSTMCell(I, H)
+    with torch.no_grad():
+        for k, p in enumerate(cell.parameters()):
+            p.copy_(fixed(list(p.shape), 40 + k, -0.7, 0.7, requires_grad=False))
+    x, h, c = fixed([B, I], 45, -2.0, 2.0), fixed([B, H], 46), fixed([B, H], 47)
+    h1, c1 = cell(x, (h, c))
+    rh, rc = fixed([B, H], 48, requires_grad=False), fixed([B, H], 49, requires_grad=False)
+    params = [cell.weight_ih, cell.weight_hh, cell.bias_ih, cell.bias_hh]
+    for t in [x, h, c] + params:
+        t.grad = None
+    ((h1 * rh).sum() + (c1 * rc).sum()).backward()
+    w.case("fixed", x=x, h=h, c=c, w_ih=cell.weight_ih, w_hh=cell.weight_hh, b_ih=cell.bias_ih,
+           b_hh=cell.bias_hh, h1=h1, c1=c1, rh=rh, rc=rc,
+           grad_x=x.grad, grad_h=h.grad, grad_c=c.grad, grad_w_ih=cell.weight_ih.grad,
+           grad_w_hh=cell.weight_hh.grad, grad_b_ih=cell.bias_ih.grad, grad_b_hh=cell.bias_hh.grad)
+    w.save()
+
+
+def masked_softmax(scores, blocked):
+    """Softmax over the last axis with blocked positions at 0; a row blocked entirely is all 0
+    (attn's convention, docs/masks.md; PyTorch alone would give NaN there)."""
+    y = torch.softmax(scores.masked_fill(blocked, -math.inf), -1)
+    return torch.nan_to_num(y, nan=0.0)
+
+
+def lab04():
+    w = LabWriter("lab04_additive")
+    B, T, Hd, He, A = 2, 5, 3, 4, 6
+    s, h = fixed([B, Hd], 50), fixed([B, T, He], 51)
+    W, U, v = fixed([A, Hd], 52), fixed([A, He], 53), fixed([A], 54)
+    lengths = [5, 3]
+    blocked = torch.tensor([[j >= n for j in range(T)] for n in lengths])
+    e = torch.tanh((s @ W.T).unsqueeze(1) + h @ U.T) @ v  # [B, T]
+    alpha = masked_softmax(e, blocked)
+    context = (alpha.unsqueeze(1) @ h).squeeze(1)  # [B, He]
+    rw, rc = fixed([B, T], 55, requires_grad=False), fixed([B, He], 56, requires_grad=False)
+    for t in [s, h, W, U, v]:
+        t.grad = None
+    ((alpha * rw).sum() + (context * rc).sum()).backward()
+    w.case("fixed", s=s, h=h, W=W, U=U, v=v, mask=blocked.double(), scores=e, weights=alpha, context=context,
+           rw=rw, rc=rc, grad_s=s.grad, grad_h=h.grad, grad_W=W.grad, grad_U=U.grad, grad_v=v.grad)
+    w.save()
+
+
+def lab05():
+    w = LabWriter("lab05_sdpa")
+    B, T, D, Dv = 2, 4, 3, 5
+    for name, kind in [("padding", "padding"), ("causal", "causal"), ("both", "both")]:
+        q, k, v = fixed([B, T, D], 60), fixed([B, T, D], 61), fixed([B, T, Dv], 62)
+        pad = torch.tensor([[j >= n for j in range(T)] for n in [4, 2]]).unsqueeze(1).expand(B, T, T)
+        causal = torch.triu(torch.ones(T, T, dtype=torch.bool), 1).expand(B, T, T)
+        blocked = {"padding": pad, "causal": causal, "both": pad | causal}[kind].clone()
+        if kind == "both":
+            blocked[1, 0, :] = True  # a row with every key blocked: its weights are all 0
+        scores = q @ k.transpose(1, 2) / math.sqrt(D)
+        weights = masked_softmax(scores, blocked)
+        out = weights @ v
+        ro, rw = fixed([B, T, Dv], 63, requires_grad=False), fixed([B, T, T], 64, requires_grad=False)
+        for t in [q, k, v]:
+            t.grad = None
+        ((out * ro).sum() + (weights * rw).sum()).backward()
+        w.case(name, q=q, k=k, v=v, mask=blocked.double(), out=out, weights=weights, ro=ro, rw=rw,
+               grad_q=q.grad, grad_k=k.grad, grad_v=v.grad)
+    w.save()
+
+
+if __name__ == "__main__":
+    torch.set_default_dtype(torch.float64)
+    lab00()
+    lab01()
+    lab02()
+    lab03()
+    lab04()
+    lab05()
