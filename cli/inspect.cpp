@@ -1,5 +1,6 @@
 // `attn eval`, `translate`, `heatmap` and `graph`: using a trained checkpoint.
 #include "commands.hpp"
+#include "output.hpp"
 
 #include "../viz/heads.hpp"
 
@@ -57,13 +58,18 @@ std::vector<std::string> output_labels(const Run& run, const models::Hypothesis&
 void add_eval_command(CLI::App& app) {
   struct Options {
     std::string dir, predictions;
+    bool overwrite = false;
   };
   auto o = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand("eval", "Evaluate a checkpoint on its task's held-out set");
   cmd->add_option("--checkpoint", o->dir, "a directory written by attn train")->required();
-  cmd->add_option("--predictions", o->predictions, "also write FILE.tsv: source<TAB>reference<TAB>output per line");
-  cmd->callback([o] {
+  cmd->add_option("--predictions", o->predictions,
+                  "also write FILE.tsv: source<TAB>reference<TAB>output per line (a new file unless --overwrite)");
+  cmd->add_flag("--overwrite", o->overwrite, "replace the --predictions file if it exists");
+  cmd->callback([o, cmd] {
     const std::string* dir = &o->dir;
+    const Output predictions{"--predictions", o->predictions, o->overwrite};
+    if (cmd->count("--predictions")) check_output(predictions, {}, {*dir});  // before the run is even read
     Run run = load_run(*dir);
     if (run.is_grid()) return eval_grid(run);
     TaskData task;
@@ -96,7 +102,7 @@ void add_eval_command(CLI::App& app) {
         text += detokenize(task_config, example.src) + "\t" + detokenize(task_config, example.tgt) + "\t" +
                 detokenize(task_config, p.hypothesis) + "\n";
       }
-      viz::save_text(o->predictions, text);
+      write_output(predictions, text, {}, {*dir});
       std::printf("wrote %s\n", o->predictions.c_str());
     }
   });
@@ -216,11 +222,13 @@ void add_heatmap_command(CLI::App& app) {
   struct Options {
     std::string dir, text, out;
     LayerChoice choice;
+    bool overwrite = false;
   };
   auto o = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand("heatmap", "Write the attention of one translation as an SVG heatmap");
   cmd->add_option("--checkpoint", o->dir)->required();
-  cmd->add_option("--out", o->out, "the SVG file to write")->required();
+  cmd->add_option("--out", o->out, "the SVG file to write (a new file unless --overwrite)")->required();
+  cmd->add_flag("--overwrite", o->overwrite, "replace --out if it exists");
   cmd->add_option("--attention", o->choice.kind,
                   "Transformer: cross (default), decoder-self or encoder-self")
       ->check(CLI::IsMember({"cross", "decoder-self", "encoder-self"}));
@@ -230,6 +238,8 @@ void add_heatmap_command(CLI::App& app) {
   cmd->add_option("text", o->text, "the sentence (for the grid captioner: a scene, e.g. \"red square top left\")")
       ->required();
   cmd->callback([o, cmd] {
+    const Output out{"--out", o->out, o->overwrite};
+    check_output(out, {}, {o->dir});
     Run run = load_run(o->dir);
     o->choice.has_layer = cmd->count("--layer") > 0;
     o->choice.has_head = cmd->count("--head") > 0;
@@ -241,12 +251,12 @@ void add_heatmap_command(CLI::App& app) {
       const GridCaption caption = caption_scene(run, o->text);
       viz::HeatmapOptions options;
       options.title = o->text + "  ->  " + caption.text;
-      viz::save_text(o->out, viz::attention_grids_svg(caption.attention, caption.words, options));
+      write_output(out, viz::attention_grids_svg(caption.attention, caption.words, options), {}, {o->dir});
       std::cout << "wrote " << o->out << "\n";
       return;
     }
     if (by_layer) {
-      viz::save_text(o->out, transformer_heatmap(run, o->text, o->choice));
+      write_output(out, transformer_heatmap(run, o->text, o->choice), {}, {o->dir});
       std::cout << "wrote " << o->out << "\n";
       return;
     }
@@ -256,16 +266,21 @@ void add_heatmap_command(CLI::App& app) {
     auto h = translate(run, {input}, 1).front();
     viz::HeatmapOptions options;
     options.title = o->text + "  ->  " + detokenize(run.config.at("task"), run.tgt_vocab.decode(h.tokens));
-    viz::save_text(o->out, viz::heatmap_svg(attention_of(h, name, input.size()), output_labels(run, h), input, options));
+    write_output(out, viz::heatmap_svg(attention_of(h, name, input.size()), output_labels(run, h), input, options), {},
+                 {o->dir});
     std::cout << "wrote " << o->out << "\n";
   });
 }
 
 void add_graph_command(CLI::App& app) {
   auto out = std::make_shared<std::string>();
+  auto overwrite = std::make_shared<bool>(false);
   CLI::App* cmd = app.add_subcommand("graph", "Draw the computation graph of a tiny MLP and its loss (DOT, or SVG)");
-  cmd->add_option("--out", *out, "FILE.dot or FILE.svg (default: DOT on standard output)");
-  cmd->callback([out] {
+  cmd->add_option("--out", *out, "FILE.dot or FILE.svg (default: DOT on standard output; a new file unless --overwrite)");
+  cmd->add_flag("--overwrite", *overwrite, "replace --out if it exists");
+  cmd->callback([out, overwrite] {
+    const Output file{"--out", *out, *overwrite};
+    if (!out->empty()) check_output(file, {}, {});
     manual_seed(0);
     nn::Linear fc1(2, 3), fc2(3, 1);
     Tensor x = tensor(xt::xarray<double>{{0.5, -1.0}});
@@ -276,7 +291,7 @@ void add_graph_command(CLI::App& app) {
     const std::string text = svg ? to_svg(loss) : to_dot(loss);
     if (out->empty()) std::cout << text;
     else {
-      viz::save_text(*out, text);
+      write_output(file, text);
       std::cout << "wrote " << *out << "\n";
     }
   });

@@ -39,6 +39,8 @@ struct Fingerprint {
   std::uint64_t bytes = 0, hash = 14695981039346656037ull;
 };
 Fingerprint fingerprint(const std::string& path, const std::string& shown) {
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) throw IOError(shown + ": is a directory, not a file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw IOError(shown + ": cannot open (missing or unreadable)");
   Fingerprint f;
@@ -61,7 +63,7 @@ std::string hex(std::uint64_t x) {
 
 // Writes a new file and forces it to disk (a checkpoint must survive a power cut, not only a kill).
 void write_file(const std::string& path, const std::string& text) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd < 0) throw IOError(path + ": cannot create (" + errno_text() + ")");
   std::size_t done = 0;
   while (done < text.size()) {
@@ -253,6 +255,7 @@ Run load_run_once(const std::string& dir) {
   Run run;
   run.config = unit.read_json("config.json");
   const std::string where = unit.name("config.json");
+  run.config_file = where;
   read_train_settings(run.config, where);
   const nlohmann::json vocab = unit.read_json("vocab.json");
   const Fields sides(vocab, unit.name("vocab.json"));
@@ -271,7 +274,7 @@ Run load_run_once(const std::string& dir) {
   }
   if (run.model_name() == "grid") {
     try {
-      run.captioner = make_grid_model(run.config.at("model"), run.tgt_vocab.size(), run.config.at("task"));
+      run.captioner = make_grid_model(run.config.at("model"), run.tgt_vocab.size(), run.config.at("task"), "task");
     } catch (const std::bad_alloc&) {
       throw ValueError(where + ": the grid captioner's sizes need more memory than this machine has");
     } catch (const Error& e) {
@@ -334,8 +337,18 @@ RunLock::RunLock(const std::string& dir) {
   fs::create_directories(dir, ec);
   if (ec) throw IOError(dir + ": cannot create the run folder (" + ec.message() + ")");
   const std::string path = dir + "/lock";
-  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  // Never through a link: a lock linked elsewhere would have the pid written into another file.
+  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd_ < 0 && errno == ELOOP)
+    throw IOError(path + ": the run's lock file is a symbolic link; attn writes no file through a link (remove " +
+                  path + ", which holds no data, and run again)");
   if (fd_ < 0) throw IOError(path + ": cannot create the run's lock file (" + errno_text() + ")");
+  struct stat st;
+  if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd_);
+    fd_ = -1;
+    throw IOError(path + ": the run's lock file is not a regular file (remove it and run again)");
+  }
   if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
     char buf[32] = {0};
     const ssize_t n = ::pread(fd_, buf, sizeof buf - 1, 0);

@@ -31,6 +31,7 @@ namespace attn::cli {
 
 struct Run {
   nlohmann::json config;
+  std::string config_file;  // where config was read, as messages name it: "DIR/checkpoint/config.json"
   data::Vocab src_vocab, tgt_vocab;
   std::unique_ptr<models::Seq2Seq> model;            // null for the grid captioner
   std::unique_ptr<models::GridCaptioner> captioner;  // only for the grid captioner

@@ -50,6 +50,10 @@ nlohmann::json default_task_config(const std::string& task) {
     if (!valid_utf8(file))
       throw ValueError("--task: the file name '" + task + "' is not valid UTF-8, and config.json can only store "
                        "UTF-8 text; rename the file (or link it under a UTF-8 name)");
+    for (char c : file)  // config.json holds printable text only (io/json_file.hpp)
+      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+        throw ValueError("--task: the file name '" + task + "' holds a control character, which config.json cannot "
+                         "store; rename the file");
     return {{"name", "tsv"},         {"file", file},      {"char_level", false}, {"lowercase", true},
             {"split_punctuation", true}, {"max_length", 12}, {"test_fraction", 0.05}, {"test_file", ""},
             {"min_freq", 1},         {"max_vocab", 0},    {"skip_malformed", false}};

@@ -4,6 +4,7 @@
 // built before the first byte is written.
 #include "commands.hpp"
 #include "../models/conv_attention.hpp"
+#include "output.hpp"
 #include "parse.hpp"
 #include "progress.hpp"
 #include "run_config.hpp"
@@ -23,6 +24,8 @@ void apply_setting(nlohmann::json& model, const std::string& setting) {
   if (!valid_utf8(setting))
     throw ValueError("--set '" + setting.substr(0, eq) + "=...': not valid UTF-8 text (config.json stores UTF-8 only)");
   const std::string key = setting.substr(0, eq), text = setting.substr(eq + 1);
+  if (key == "model")  // the model decides which keys exist: it is chosen first, by its own flag
+    throw ValueError("--set " + setting + ": 'model' cannot be set with --set; choose the model with --model " + text);
   nlohmann::json value;
   try {
     value = nlohmann::json::parse(text);
@@ -55,6 +58,33 @@ void check_storable(const nlohmann::json& config, const TaskData& task) {
 std::string vocab_text(const data::Vocab& src, const data::Vocab& tgt) {
   return nlohmann::json{{"src", nlohmann::json::parse(src.to_json())}, {"tgt", nlohmann::json::parse(tgt.to_json())}}
       .dump();
+}
+
+// Builds the model the settings describe (a small vocabulary: the settings fail fast, before any
+// data is made). When the model refuses them, the message names the --set that is to blame:
+// the first whose removal lets the model build.
+void check_settings(const nlohmann::json& model, const std::string& name, const std::vector<std::string>& settings) {
+  const std::string where = "the model's settings (--model, --set)";
+  try {
+    build_model(model, 8, 8, where);
+  } catch (const Error& e) {
+    const nlohmann::json defaults = models::default_model_config(name);
+    for (const std::string& setting : settings) {
+      const std::string key = setting.substr(0, setting.find('='));
+      nlohmann::json without = model;
+      if (defaults.contains(key)) without[key] = defaults.at(key);
+      else without.erase(key);
+      try {
+        build_model(without, 8, 8, where);
+      } catch (const Error&) {
+        continue;
+      }
+      std::string message = e.what();
+      if (message.rfind(where + ": ", 0) == 0) message = message.substr(where.size() + 2);
+      throw ValueError("--set " + setting + ": the model refuses this value: " + message);
+    }
+    throw;
+  }
 }
 
 }  // namespace
@@ -172,7 +202,7 @@ std::vector<std::string> write_curves(const std::string& dir, const TrainResult&
   std::vector<std::string> written;
   auto save = [&](const std::string& name, const std::string& svg) {
     written.push_back(dir + "/" + name);
-    viz::save_text(written.back(), svg);
+    write_own_file(written.back(), svg);  // the run's own plots: replaced, never written through a link
   };
   viz::LinePlotOptions loss;
   loss.title = "training loss" + from;
@@ -285,8 +315,7 @@ void add_train_command(CLI::App& app) {
                                             "with a sequence model");
     nlohmann::json model = o->model == "grid" ? default_grid_model_config() : models::default_model_config(o->model);
     for (const auto& s : o->settings) apply_setting(model, s);
-    if (o->model != "grid")  // the settings fail fast, before any data is made
-      build_model(model, 8, 8, "the model's settings (--model, --set)");
+    if (o->model != "grid") check_settings(model, o->model, o->settings);
     nlohmann::json task = default_task_config(o->task);
     // A flag that does not apply to the task is an error, not silently ignored.
     for (const char* flag : {"--min-length", "--max-length", "--n-train", "--skip-malformed"}) {
