@@ -19,10 +19,10 @@ die() { echo "tools/lab.sh: $*" >&2; exit 2; }
 
 # The library the labs link against: built once by the usual setup if it is missing.
 ensure_library() {
-  if [ ! -e build/libattn.so ]; then
-    echo "building libattn first (tools/setup.sh, then ninja -C build libattn.so)"
-    tools/setup.sh
-    ninja -C build libattn.so
+  if [ ! -e build/libattn.so ] || [ ! -e build/labs/libattn_labs.so ]; then
+    echo "building libattn and the graders first (tools/setup.sh, then ninja -C build labs/libattn_labs.so)"
+    [ -f build/build.ninja ] || tools/setup.sh
+    ninja -C build labs/libattn_labs.so
   fi
 }
 
@@ -41,13 +41,14 @@ build() {
   local src="$1" bin="$2"
   mkdir -p "$(dirname "$bin")"
   if [ -e "$bin" ] && [ "$bin" -nt "$src" ] && [ "$bin" -nt build/libattn.so ] &&
-     [ -z "$(find labs/grader labs/solutions labs/reference -newer "$bin" -print -quit)" ]; then
+     [ "$bin" -nt build/labs/libattn_labs.so ] &&
+     [ -z "$(find labs/grader labs/solutions -name '*.hpp' -newer "$bin" -print -quit)" ]; then
     return 0
   fi
   # shellcheck disable=SC2046
-  "$cxx" -std=c++17 -O1 -DXTENSOR_USE_XSIMD -I"$root" -DATTN_LABS_DIR="\"$root/labs\"" \
-    $(pkg-config --cflags xtensor xsimd nlohmann_json) "$src" -o "$bin.tmp" \
-    -L"$root/build" -lattn -Wl,-rpath,"$root/build" && mv "$bin.tmp" "$bin"
+  "$cxx" -std=c++17 -O1 -DXTENSOR_USE_XSIMD -I"$root" $(pkg-config --cflags xtensor xsimd) "$src" \
+    -o "$bin.tmp" -L"$root/build/labs" -L"$root/build" -lattn_labs -lattn \
+    -Wl,-rpath,"$root/build/labs:$root/build" && mv "$bin.tmp" "$bin"
 }
 
 grade() {  # lab number [--solution]

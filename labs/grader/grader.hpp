@@ -11,8 +11,10 @@
 // A check passes when its body returns; it fails when the body throws:
 // lab::NotImplemented (the untouched stub), lab::Mismatch (a value or gradient
 // that disagrees, with the shapes, argument and index), or any other exception.
-// Header-only: the notebook kernel and tools/lab.sh compile it with the learner's code.
+// Used by the graders (labs/grader/labNN_*.cpp, compiled into libattn_labs) and the tests.
 #pragma once
+
+#include "labs/grader/lab.hpp"
 
 #include "attn.hpp"
 #include "core/record.hpp"
@@ -36,12 +38,6 @@ namespace lab {
 using attn::Shape;
 using attn::Tensor;
 using Array = xt::xarray<double>;
-
-// What the untouched stub throws: a check that meets it fails with "not implemented".
-struct NotImplemented : std::logic_error {
-  explicit NotImplemented(const std::string& what) : std::logic_error(what + ": not implemented") {}
-};
-[[noreturn]] inline void not_implemented(const std::string& what) { throw NotImplemented(what); }
 
 // A value or gradient that disagrees with the reference; the message names where.
 struct Mismatch : std::runtime_error {
@@ -243,21 +239,6 @@ class Reference {
  private:
   std::string path_;
   nlohmann::json json_;
-};
-
-// The outcome of one grading run.
-struct Result {
-  int lab = 0;
-  int passed = 0;
-  int total = 0;
-  std::vector<std::string> failures;  // "check name: message\n  hint: ..."
-  bool all_pass() const { return total > 0 && passed == total; }
-  int exit_code() const { return all_pass() ? 0 : 1; }
-  bool failure_mentions(const std::string& text) const {
-    for (const auto& f : failures)
-      if (f.find(text) != std::string::npos) return true;
-    return false;
-  }
 };
 
 // A wrong solution planted to prove a grader fails it (labs/planted/, labs/tests/):

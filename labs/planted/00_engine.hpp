@@ -2,6 +2,7 @@
 // the grader fails every one with a message that points at it.
 #pragma once
 
+#include "labs/grader/grader.hpp"
 #include "labs/solutions/00_engine.hpp"
 
 namespace lab {

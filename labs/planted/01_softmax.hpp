@@ -2,6 +2,7 @@
 // with a message pointing at the mistake.
 #pragma once
 
+#include "labs/grader/grader.hpp"
 #include "labs/solutions/01_softmax.hpp"
 
 namespace lab {

@@ -2,6 +2,7 @@
 // with a message pointing at the mistake.
 #pragma once
 
+#include "labs/grader/grader.hpp"
 #include "labs/solutions/02_layer_norm.hpp"
 
 namespace lab {

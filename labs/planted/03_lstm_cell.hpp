@@ -2,6 +2,7 @@
 // with a message pointing at the mistake.
 #pragma once
 
+#include "labs/grader/grader.hpp"
 #include "labs/solutions/03_lstm_cell.hpp"
 
 namespace lab {
