@@ -12,6 +12,7 @@
 #include <cmath>
 #include <filesystem>
 #include <iostream>
+#include <set>
 
 namespace attn::cli {
 
@@ -62,15 +63,18 @@ std::string vocab_text(const data::Vocab& src, const data::Vocab& tgt) {
 
 // Builds the model the settings describe (a small vocabulary: the settings fail fast, before any
 // data is made). When the model refuses them, the message names the --set that is to blame:
-// the first whose removal lets the model build.
+// the last one whose removal lets the model build.
 void check_settings(const nlohmann::json& model, const std::string& name, const std::vector<std::string>& settings) {
   const std::string where = "the model's settings (--model, --set)";
   try {
     build_model(model, 8, 8, where);
   } catch (const Error& e) {
     const nlohmann::json defaults = models::default_model_config(name);
-    for (const std::string& setting : settings) {
+    std::set<std::string> tried;  // a key given twice: its last value is the one in force
+    for (auto it = settings.rbegin(); it != settings.rend(); ++it) {
+      const std::string& setting = *it;
       const std::string key = setting.substr(0, setting.find('='));
+      if (!tried.insert(key).second) continue;
       nlohmann::json without = model;
       if (defaults.contains(key)) without[key] = defaults.at(key);
       else without.erase(key);
@@ -79,9 +83,7 @@ void check_settings(const nlohmann::json& model, const std::string& name, const 
       } catch (const Error&) {
         continue;
       }
-      std::string message = e.what();
-      if (message.rfind(where + ": ", 0) == 0) message = message.substr(where.size() + 2);
-      throw ValueError("--set " + setting + ": the model refuses this value: " + message);
+      throw ValueError("--set " + setting + ": " + e.what());
     }
     throw;
   }
