@@ -63,12 +63,14 @@ inline std::string arg_shapes(const std::vector<Tensor>& a, const attn::Mask& ma
 }
 
 inline void expect_output(const std::vector<Tensor>& a, const attn::Mask& mask, const Output& expected,
-                          const Output& got) {
+                          const Output& got, bool name_the_mistake = false) {
   try {
     expect_close("weights", expected.first.data<double>(), got.first, arg_shapes(a, mask), 1e-9, 1e-12);
     expect_close("context", expected.second.data<double>(), got.second, arg_shapes(a, mask), 1e-9, 1e-12);
   } catch (const Mismatch& m) {
-    throw Mismatch(m.what() + diagnose(a, mask, got));
+    // Named on the fixed inputs only: on a degenerate random case (one key, saturated
+    // scores) two different mistakes can give the same values.
+    throw Mismatch(m.what() + (name_the_mistake ? diagnose(a, mask, got) : std::string()));
   }
 }
 
@@ -105,7 +107,7 @@ Result grade(const Additive& m, std::ostream& os) {
   grader.check("weights and context vs PyTorch (B 2, T 5, lengths 5 and 3)", hint::attend, [&] {
     std::vector<Tensor> a = fixed(false);
     expect_output(a, fixed_mask, {ref.tensor("fixed", "weights"), ref.tensor("fixed", "context")},
-                  call(m, a, fixed_mask));
+                  call(m, a, fixed_mask), true);
   });
   grader.check("gradients vs PyTorch (of sum(weights * rw) + sum(context * rc), every argument)", hint::attend, [&] {
     std::vector<Tensor> a = fixed(true);
