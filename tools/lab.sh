@@ -110,6 +110,6 @@ status() {
 
 case "${1:-}" in
   "") status ;;
-  -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//' ;;
+  -h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//' ;;
   *) grade "$@" ;;
 esac

@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 
 tools/setup.sh --with-kernel --with-corpus
 meson setup --reconfigure build >/dev/null  # finds the kernel's packages if setup just installed them
-ninja -C build kernel/attn-xcpp
+ninja -C build kernel/attn-xcpp labs/libattn_labs.so  # the kernel, and the graders the lab notebooks load
 kernel/install_kernelspec.sh --user build
 
 extra=()
