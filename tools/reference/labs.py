@@ -197,6 +197,16 @@ def lab05():
     w.save()
 
 
+def lab06():
+    w = LabWriter("lab06_heads")
+    B, T, H, d = 2, 3, 2, 4
+    x = fixed([B, T, H * d], 70)
+    w.case("split", x=x, y=x.view(B, T, H, d).transpose(1, 2))  # [B, H, T, d]
+    y = fixed([B, H, T, d], 71)
+    w.case("merge", x=y, y=y.transpose(1, 2).reshape(B, T, H * d))
+    w.save()
+
+
 if __name__ == "__main__":
     torch.set_default_dtype(torch.float64)
     lab00()
@@ -205,3 +215,4 @@ if __name__ == "__main__":
     lab03()
     lab04()
     lab05()
+    lab06()
