@@ -207,6 +207,23 @@ def lab06():
     w.save()
 
 
+def sinusoidal(T, d):
+    """The Transformer's positional encoding, as PyTorch's tutorials build it."""
+    pe = torch.zeros(T, d)
+    position = torch.arange(T, dtype=torch.float64).unsqueeze(1)
+    div_term = torch.exp(torch.arange(0, d, 2, dtype=torch.float64) * (-math.log(10000.0) / d))
+    pe[:, 0::2] = torch.sin(position * div_term)
+    pe[:, 1::2] = torch.cos(position * div_term)
+    return pe
+
+
+def lab07():
+    w = LabWriter("lab07_positions")
+    w.case("short", pe=sinusoidal(6, 8))
+    w.case("long", pe=sinusoidal(1000, 4))
+    w.save()
+
+
 if __name__ == "__main__":
     torch.set_default_dtype(torch.float64)
     lab00()
@@ -216,3 +233,4 @@ if __name__ == "__main__":
     lab04()
     lab05()
     lab06()
+    lab07()
