@@ -224,6 +224,21 @@ def lab07():
     w.save()
 
 
+def lab08():
+    w = LabWriter("lab08_cross_entropy")
+    N, C = 6, 4
+    logits = fixed([N, C], 80, -3.0, 3.0)
+    targets = torch.tensor([2, 0, -100, 3, 1, -100])
+    for name, t, s in [("plain", torch.tensor([2, 0, 1, 3, 1, 0]), 0.0), ("padding", targets, 0.0),
+                       ("smoothing", targets, 0.1)]:
+        logits.grad = None
+        loss = F.cross_entropy(logits, t, ignore_index=-100, label_smoothing=s)
+        loss.backward()
+        w.case(name, logits=logits, targets=t.double(), label_smoothing=torch.tensor(s), loss=loss,
+               grad_logits=logits.grad)
+    w.save()
+
+
 if __name__ == "__main__":
     torch.set_default_dtype(torch.float64)
     lab00()
@@ -234,3 +249,4 @@ if __name__ == "__main__":
     lab05()
     lab06()
     lab07()
+    lab08()
