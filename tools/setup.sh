@@ -14,7 +14,7 @@ cd "$(dirname "$0")/.."
 
 packages=(g++ pkg-config meson ninja-build cmake python3
           libxtensor-dev libxsimd-dev libxtensor-blas-dev libopenblas-dev doctest-dev
-          nlohmann-json3-dev libzip-dev libcli11-dev graphviz)
+          nlohmann-json3-dev libzip-dev libcli11-dev graphviz librapidcheck-dev)
 with_corpus=""
 for arg in "$@"; do
   case "$arg" in
