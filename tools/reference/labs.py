@@ -239,6 +239,24 @@ def lab08():
     w.save()
 
 
+def lab09():
+    w = LabWriter("lab09_adam")
+    for name, scale, seed in [("steps", 1.0, 90), ("tiny", 1e-9, 95)]:
+        p = fixed([3, 4], seed)
+        p0 = p.detach().clone()
+        opt = torch.optim.Adam([p], lr=0.01, betas=(0.9, 0.999), eps=1e-8)
+        tensors = {"p0": p0}
+        for t in range(1, 4):
+            g = fixed([3, 4], seed + t, requires_grad=False) * scale
+            p.grad = g.clone()
+            opt.step()
+            tensors["g%d" % t] = g
+            tensors["p%d" % t] = p.detach().clone()
+        state = opt.state[p]
+        w.case(name, exp_avg=state["exp_avg"], exp_avg_sq=state["exp_avg_sq"], **tensors)
+    w.save()
+
+
 if __name__ == "__main__":
     torch.set_default_dtype(torch.float64)
     lab00()
@@ -250,3 +268,4 @@ if __name__ == "__main__":
     lab06()
     lab07()
     lab08()
+    lab09()
