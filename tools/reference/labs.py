@@ -257,6 +257,17 @@ def lab09():
     w.save()
 
 
+def lab10():
+    w = LabWriter("lab10_beam")
+    for name, K, V, beam, seed in [("step", 3, 5, 3, 100), ("first", 1, 6, 4, 101)]:
+        scores = fixed([K], seed, -3.0, 0.0, requires_grad=False)
+        log_probs = torch.log_softmax(fixed([K, V], seed + 1, -2.0, 2.0, requires_grad=False), -1)
+        top, flat = torch.topk((scores.unsqueeze(1) + log_probs).reshape(-1), beam)  # best first
+        w.case(name, scores=scores, log_probs=log_probs, beam=torch.tensor(float(beam)), top_scores=top,
+               hypothesis=(flat // V).double(), token=(flat % V).double())
+    w.save()
+
+
 if __name__ == "__main__":
     torch.set_default_dtype(torch.float64)
     lab00()
@@ -269,3 +280,4 @@ if __name__ == "__main__":
     lab07()
     lab08()
     lab09()
+    lab10()
