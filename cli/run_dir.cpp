@@ -1,5 +1,6 @@
 #include "run_dir.hpp"
 
+#include "bpe.hpp"
 #include "grid.hpp"
 #include "../io/json_file.hpp"
 #include "../models/conv_attention.hpp"
@@ -212,6 +213,8 @@ std::string Checkpoint::path(const std::string& file) const {
 
 std::string Checkpoint::name(const std::string& file) const { return shown_ + "/" + file; }
 
+bool Checkpoint::lists(const std::string& file) const { return manifest_.at("files").contains(file); }
+
 bool Checkpoint::has(const std::string& file) const {
   struct stat st;
   return ::fstatat(fd_, file.c_str(), &st, 0) == 0 && S_ISREG(st.st_mode);
@@ -271,6 +274,20 @@ Run load_run_once(const std::string& dir) {
   } catch (const std::exception& e) {
     throw IOError(unit.name("vocab.json") + ": not a vocabulary file (expected {\"src\": {\"tokens\": [...]}, \"tgt\": "
                   "...}): " + json_message(e));
+  }
+  // The subword codes: listed in the manifest (so checked against it) exactly when the task has "bpe".
+  const bool bpe = run.config.at("task").contains("bpe");
+  if (bpe != unit.lists(kCodesFile))
+    throw IOError(bpe ? unit.name(kCodesFile) + ": missing (config.json's task has \"bpe\", and manifest.json does "
+                        "not list the codes)"
+                      : unit.name(kCodesFile) + ": listed in manifest.json, but config.json's task has no \"bpe\"");
+  if (bpe) {
+    run.bpe = read_codes(unit.path(kCodesFile), unit.name(kCodesFile));
+    run.has_bpe = true;
+    const std::uint64_t merges = Fields(run.config.at("task"), where + ": task").count("bpe", 1, kMaxMerges);
+    if (run.bpe.merges().size() > merges)
+      throw IOError(unit.name(kCodesFile) + ": holds " + std::to_string(run.bpe.merges().size()) +
+                    " merges, more than the " + std::to_string(merges) + " of config.json's task.bpe");
   }
   if (run.model_name() == "grid") {
     try {
@@ -372,7 +389,8 @@ RunLock::~RunLock() {
 }
 
 void commit_checkpoint(const std::string& dir, nlohmann::json config, const data::Vocab& src_vocab,
-                       const data::Vocab& tgt_vocab, const std::function<void(const std::string&)>& write_weights) {
+                       const data::Vocab& tgt_vocab, const std::function<void(const std::string&)>& write_weights,
+                       const std::map<std::string, std::string>& texts) {
   static std::atomic<unsigned> counter{0};
   const std::string tmp =
       dir + "/checkpoint.tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
@@ -382,6 +400,7 @@ void commit_checkpoint(const std::string& dir, nlohmann::json config, const data
     config["format"] = "attn-checkpoint";
     write_file(tmp + "/config.json", config.dump(2) + "\n");
     write_file(tmp + "/vocab.json", vocab_json(src_vocab, tgt_vocab));
+    for (const auto& [name, text] : texts) write_file(tmp + "/" + name, text);
     write_weights(tmp);
     std::vector<std::string> names;
     for (const auto& entry : fs::directory_iterator(tmp)) names.push_back(entry.path().filename().string());

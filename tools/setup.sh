@@ -12,7 +12,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(g++ pkg-config meson ninja-build cmake python3
+packages=(g++ pkg-config meson ninja-build cmake python3 python3-nltk
           libxtensor-dev libxsimd-dev libxtensor-blas-dev libopenblas-dev doctest-dev
           nlohmann-json3-dev libzip-dev libcli11-dev graphviz librapidcheck-dev)
 with_corpus=""
