@@ -34,10 +34,18 @@ using Inputs = std::vector<Tensor>;
 // One rapidcheck property as a doctest check: rapidcheck prints the failing case.
 #define PROPERTY(name, ...) CHECK(rc::check(name, __VA_ARGS__))
 
-// A shape of rank in [min_rank, max_rank], every size in [1, max_size].
+// A size in [1, 3], or one time in four in [4, 17]: long enough for the SIMD kernels'
+// vector bodies (4 doubles, 8 floats) and their tails, not only their tails.
+inline std::size_t size() {
+  return *rc::gen::inRange(0, 4) == 0 ? *rc::gen::inRange<std::size_t>(4, 18) : *rc::gen::inRange<std::size_t>(1, 4);
+}
+
+// A shape of rank in [min_rank, max_rank]: sizes in [1, max_size], the last one from size().
 inline Shape shape(std::size_t min_rank, std::size_t max_rank, std::size_t max_size = 3) {
   const auto rank = *rc::gen::inRange<std::size_t>(min_rank, max_rank + 1);
-  return *rc::gen::container<Shape>(rank, rc::gen::inRange<std::size_t>(1, max_size + 1));
+  Shape s = *rc::gen::container<Shape>(rank, rc::gen::inRange<std::size_t>(1, max_size + 1));
+  if (!s.empty()) s.back() = size();
+  return s;
 }
 
 // A shape that broadcasts to `out`: a suffix of it with some sizes set to 1.
@@ -142,14 +150,30 @@ inline void assert_gradcheck(const std::string& what, const attn::GradcheckFn& f
   }
 }
 
-// The same op in float32 gives float32 values close to float64's.
+// The same op in float32 gives float32 values close to float64's, and float32 gradients
+// (of sum(f * r), r fixed) close to the float64 ones: the float32 kernels' backward too.
 inline void assert_float32_matches(const std::string& what, const std::function<Tensor(const Inputs&)>& f,
                                    const Inputs& inputs, double rtol = 1e-5, double atol = 1e-5) {
-  Inputs narrow;
-  for (const Tensor& t : inputs) narrow.push_back(t.detach().to(Dtype::Float32));
-  const Tensor y32 = f(narrow), y64 = f(inputs);
+  Inputs narrow, wide;
+  for (const Tensor& t : inputs) {
+    narrow.push_back(t.detach().to(Dtype::Float32).requires_grad_(t.requires_grad()));
+    wide.push_back(t.detach().requires_grad_(t.requires_grad()));
+  }
+  const Tensor y32 = f(narrow), y64 = f(wide);
   RC_ASSERT(y32.dtype() == Dtype::Float32);
   assert_close(what + " in float32", y32, y64.to_array(), rtol, atol);
+  if (!y64.requires_grad()) return;
+  attn::Generator gen(1);
+  const Tensor r = attn::randn(y64.shape(), Dtype::Float64, gen);
+  attn::sum(attn::mul(y64, r)).backward();
+  attn::sum(attn::mul(y32, r.to(Dtype::Float32))).backward();
+  for (std::size_t i = 0; i < inputs.size(); ++i)
+    if (wide[i].requires_grad() && wide[i].grad().defined()) {
+      RC_ASSERT(narrow[i].grad().defined());
+      RC_ASSERT(narrow[i].grad().dtype() == Dtype::Float32);
+      assert_close(what + ": float32 gradient of input " + std::to_string(i), narrow[i].grad(),
+                   wide[i].grad().to_array(), 1e-3, 1e-4);
+    }
 }
 
 }  // namespace prop

@@ -121,3 +121,39 @@ TEST_CASE("to(): a float32 round trip keeps the values and differentiates back")
     assert_close("grad of to(float32)", x.grad(), r.to(Dtype::Float32).to_array(), 0, 0);
   });
 }
+
+TEST_CASE("large tensors: the threaded kernels equal the loops, and their gradients the one-thread run") {
+  // Tens of thousands of values, so the elementwise kernels split the work over threads
+  // (core/backend/parallel.hpp) and run their SIMD bodies; gradcheck would be too slow here,
+  // so the gradients are compared with the same op on one thread.
+  const int threads = attn::get_num_threads();
+  PROPERTY("large unary and binary ops", [] {
+    const Unary& u = unary_ops()[*rc::gen::inRange<std::size_t>(0, unary_ops().size())];
+    const Binary& b = binary_ops()[*rc::gen::inRange<std::size_t>(0, binary_ops().size())];
+    const Shape out{*rc::gen::inRange<std::size_t>(60, 200), *rc::gen::inRange<std::size_t>(200, 400)};
+    const Shape sb = broadcastable_to(out);
+    const Dtype dtype = *rc::gen::arbitrary<bool>() ? Dtype::Float32 : Dtype::Float64;
+    Tensor x = values_for(u, out, seed()).detach().to(dtype).requires_grad_();
+    Tensor y = away_from_zero(sb, seed()).detach().to(dtype).requires_grad_();
+    const auto f = [&u, &b](const Tensor& p, const Tensor& q) { return b.op(u.op(p), q); };
+    Array expected = xt::zeros<double>(out);
+    const Array xa = x.to_array(), ya = y.to_array();
+    for (std::size_t i = 0; i < expected.size(); ++i)
+      expected.flat(i) = b.reference(u.reference(xa.flat(i)), at_broadcast(ya, sb, unravel(i, out)));
+    const Tensor r = randn(out, seed(), false).to(dtype);
+    std::vector<Array> grads;
+    for (int n : {2, 1}) {
+      attn::set_num_threads(n);
+      x.zero_grad(), y.zero_grad();
+      const Tensor z = f(x, y);
+      assert_close(std::string(u.name) + " then " + b.name + " on " + std::to_string(n) + " threads", z, expected,
+                   dtype == Dtype::Float32 ? 1e-5 : 1e-12, dtype == Dtype::Float32 ? 1e-5 : 1e-13);
+      attn::sum(attn::mul(z, r)).backward();
+      grads.push_back(x.grad().to_array());
+      grads.push_back(y.grad().to_array());
+    }
+    RC_ASSERT(close(grads[0], grads[2], 1e-12, 1e-12));
+    RC_ASSERT(close(grads[1], grads[3], dtype == Dtype::Float32 ? 1e-4 : 1e-10, 1e-10));  // a sum: summation order
+  });
+  attn::set_num_threads(threads);
+}
