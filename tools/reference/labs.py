@@ -268,6 +268,44 @@ def lab10():
     w.save()
 
 
+ENCODER_PARAMS = ["in_proj_weight", "in_proj_bias", "out_proj_weight", "out_proj_bias", "linear1_weight",
+                  "linear1_bias", "linear2_weight", "linear2_bias", "norm1_weight", "norm1_bias", "norm2_weight",
+                  "norm2_bias"]
+
+
+def lab11():
+    w = LabWriter("lab11_encoder_layer")
+    B, T, D, H, F_ = 2, 4, 8, 2, 16
+    layer = torch.nn.TransformerEncoderLayer(D, H, F_, dropout=0.0, batch_first=True)
+    layer.train()  # dropout is 0; training mode keeps PyTorch off its fused fast path
+    params = dict(layer.named_parameters())
+    names = {"in_proj_weight": "self_attn.in_proj_weight", "in_proj_bias": "self_attn.in_proj_bias",
+             "out_proj_weight": "self_attn.out_proj.weight", "out_proj_bias": "self_attn.out_proj.bias",
+             "linear1_weight": "linear1.weight", "linear1_bias": "linear1.bias",
+             "linear2_weight": "linear2.weight", "linear2_bias": "linear2.bias",
+             "norm1_weight": "norm1.weight", "norm1_bias": "norm1.bias",
+             "norm2_weight": "norm2.weight", "norm2_bias": "norm2.bias"}
+    with torch.no_grad():
+        for k, (ours, theirs) in enumerate(names.items()):
+            p = params[theirs]
+            p.copy_(fixed(list(p.shape), 110 + k, -0.5, 0.5, requires_grad=False) + (1.0 if "norm" in ours and "weight" in ours else 0.0))
+    x = fixed([B, T, D], 130, -1.5, 1.5)
+    r = fixed([B, T, D], 131, requires_grad=False)
+    for case, mask in [("no_mask", None), ("padding", torch.tensor([[False] * 4, [False, False, True, True]]))]:
+        x.grad = None
+        for p in layer.parameters():
+            p.grad = None
+        out = layer(x, src_key_padding_mask=mask)
+        (out * r).sum().backward()
+        tensors = {"x": x, "out": out, "r": r, "grad_x": x.grad,
+                   "mask": (mask if mask is not None else torch.zeros(B, T, dtype=torch.bool)).double()}
+        for ours, theirs in names.items():
+            tensors[ours] = params[theirs]
+            tensors["grad_" + ours] = params[theirs].grad
+        w.case(case, **tensors)
+    w.save()
+
+
 if __name__ == "__main__":
     torch.set_default_dtype(torch.float64)
     lab00()
@@ -281,3 +319,4 @@ if __name__ == "__main__":
     lab08()
     lab09()
     lab10()
+    lab11()
