@@ -306,6 +306,45 @@ def lab11():
     w.save()
 
 
+def luong_step(y, h_tilde, h, c, hs, blocked, cell, W_a, W_c):
+    """Luong et al. 2015, general score with input feeding: one decoder step."""
+    h1, c1 = cell(torch.cat([y, h_tilde], -1), (h, c))              # input feeding: [y; h~_prev]
+    e = torch.bmm(hs @ W_a.T, h1.unsqueeze(2)).squeeze(2)            # e[b, s] = h1[b] . W_a hs[b, s]
+    alpha = masked_softmax(e, blocked)
+    context = torch.bmm(alpha.unsqueeze(1), hs).squeeze(1)
+    return torch.tanh(torch.cat([context, h1], -1) @ W_c.T), h1, c1, alpha
+
+
+def lab12():
+    w = LabWriter("lab12_luong")
+    B, S, E, H = 2, 5, 3, 4
+    cell = torch.nn.LSTMCell(E + H, H)
+    with torch.no_grad():
+        for k, p in enumerate(cell.parameters()):
+            p.copy_(fixed(list(p.shape), 140 + k, -0.6, 0.6, requires_grad=False))
+    W_a, W_c = fixed([H, H], 145), fixed([H, 2 * H], 146)
+    y1, y2 = fixed([B, E], 147), fixed([B, E], 148)
+    h_tilde, h, c = fixed([B, H], 149), fixed([B, H], 150), fixed([B, H], 151)
+    hs = fixed([B, S, H], 152)
+    blocked = torch.tensor([[j >= n for j in range(S)] for n in [5, 3]])
+    params = {"w_ih": cell.weight_ih, "w_hh": cell.weight_hh, "b_ih": cell.bias_ih, "b_hh": cell.bias_hh,
+              "W_a": W_a, "W_c": W_c}
+    inputs = {"y": y1, "h_tilde": h_tilde, "h": h, "c": c, "hs": hs}
+    out = luong_step(y1, h_tilde, h, c, hs, blocked, cell, W_a, W_c)
+    r = [fixed(list(t.shape), 160 + k, requires_grad=False) for k, t in enumerate(out)]
+    sum((t * rr).sum() for t, rr in zip(out, r)).backward()
+    tensors = dict(inputs, **params)
+    tensors.update({"mask": blocked.double(), "h_tilde1": out[0], "h1": out[1], "c1": out[2], "weights1": out[3],
+                    "r_h_tilde": r[0], "r_h": r[1], "r_c": r[2], "r_weights": r[3]})
+    for name, t in list(inputs.items()) + list(params.items()):
+        tensors["grad_" + name] = t.grad
+    with torch.no_grad():  # a second step, fed the first one's attentional vector
+        out2 = luong_step(y2, out[0], out[1], out[2], hs, blocked, cell, W_a, W_c)
+    tensors.update({"y2": y2, "h_tilde2": out2[0], "h2": out2[1], "c2": out2[2], "weights2": out2[3]})
+    w.case("fixed", **tensors)
+    w.save()
+
+
 if __name__ == "__main__":
     torch.set_default_dtype(torch.float64)
     lab00()
@@ -320,3 +359,4 @@ if __name__ == "__main__":
     lab09()
     lab10()
     lab11()
+    lab12()
