@@ -79,6 +79,11 @@ Result grade(const BeamStep& m, std::ostream& os) {
   grader.check("equal scores keep the flat order", hint::ties, [&] {
     Array scores = {-1.0, -1.0}, log_probs = {{-0.5, -0.25, -0.5}, {-0.25, -0.5, -0.25}};
     expect_candidates(reference(scores, log_probs, 5), m.step(scores, log_probs, 5), sizes(2, 3, 5));
+    // 24 continuations taking 3 scores: more than 16, where libstdc++'s std::sort stops
+    // insertion-sorting (stable by accident) and reorders ties.
+    Array wide_scores = {-1.0, -1.0, -1.0, -1.0}, wide = Array::from_shape({4, 6});
+    for (std::size_t f = 0; f < wide.size(); ++f) wide.flat(f) = -0.25 * static_cast<double>(1 + f % 3);
+    expect_candidates(reference(wide_scores, wide, 24), m.step(wide_scores, wide, 24), sizes(4, 6, 24));
   });
   return grader.finish();
 }
