@@ -22,7 +22,8 @@ for arg in "$@"; do
     --with-corpus) with_corpus=1 ;;
     --with-kernel) packages+=(xeus-dev libzmq3-dev libclang-19-dev libclang-cpp19-dev llvm-19-dev
                               jupyter-notebook jupyter-client jupyter-nbconvert python3-nbclient
-                              python3-nbconvert python3-jupyter-client python3-jupyter-kernel-test) ;;
+                              python3-nbconvert python3-jupyter-client python3-jupyter-kernel-test
+                              jupyter-console python3-pexpect) ;;
     --with-browser) packages+=(chromium chromium-driver python3-selenium) ;;
     *) echo "setup.sh: unknown option '$arg'" >&2; exit 2 ;;
   esac

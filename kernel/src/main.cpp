@@ -95,6 +95,8 @@ int main(int argc, char* argv[]) {
       "-fno-color-diagnostics",
       "-Wno-unused-value",
   };
+  settings.preload = env_or("ATTN_KERNEL_PRELOAD", "attn_notebook.hpp");  // ATTN_KERNEL_PRELOAD=none: no preload
+  if (settings.preload == "none") settings.preload.clear();
   auto history = std::make_unique<kernel::History>();
   auto interpreter = std::make_unique<kernel::Interpreter>(settings, *history);
   interpreter_for_signals = interpreter.get();
