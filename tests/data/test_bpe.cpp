@@ -27,7 +27,8 @@ std::vector<Tokens> sentences_of(const nlohmann::json& c) {
 }  // namespace
 
 TEST_CASE("learned merges and encodings equal the paper's algorithm, run by tools/reference/bpe.py") {
-  for (const auto& c : bpe_reference()["cases"]) {
+  const nlohmann::json reference = bpe_reference();  // kept alive: the loop reads into it
+  for (const auto& c : reference["cases"]) {
     CAPTURE(c["name"].get<std::string>());
     const Bpe bpe = Bpe::learn(sentences_of(c), c["merges"].get<std::size_t>(), c["min_frequency"].get<std::size_t>());
     std::vector<Bpe::Pair> expected;
