@@ -14,7 +14,7 @@ namespace adam {
 using Array = xt::xarray<double>;
 
 struct Options {
-  bool no_bias_correction = false, eps_inside_sqrt = false, t_from_zero = false, squares_m = false;
+  bool no_bias_correction = false, eps_inside_sqrt = false, t_from_zero = false, squares_m = false, section2 = false;
 };
 
 inline void step(const Options& o, Array& p, const Array& g, Array& m, Array& v, long t, double lr, double b1,
@@ -24,7 +24,9 @@ inline void step(const Options& o, Array& p, const Array& g, Array& m, Array& v,
   double tt = static_cast<double>(o.t_from_zero ? t - 1 : t);
   double ms = o.no_bias_correction ? 1.0 : 1.0 / (1.0 - std::pow(b1, tt));
   double vs = o.no_bias_correction ? 1.0 : 1.0 / (1.0 - std::pow(b2, tt));
-  if (o.eps_inside_sqrt)
+  if (o.section2)  // Kingma & Ba's section 2: the corrections folded into lr_t, eps on sqrt(v)
+    p -= lr * std::sqrt(1.0 - std::pow(b2, tt)) / (1.0 - std::pow(b1, tt)) * m / (xt::sqrt(v) + eps);
+  else if (o.eps_inside_sqrt)
     p -= lr * (m * ms) / xt::sqrt(v * vs + eps);
   else
     p -= lr * (m * ms) / (xt::sqrt(v * vs) + eps);
@@ -48,6 +50,10 @@ inline std::vector<Planted<lab::adam::Adam>> all() {
   o = {};
   o.squares_m = true;
   out.push_back({"v averages m^2 instead of g^2", make(o), "(1 - beta2) g^2"});
+  o = {};
+  o.section2 = true;
+  out.push_back({"Kingma & Ba's section 2 form, eps on sqrt(v) before the correction", make(o),
+                 "Kingma & Ba's section 2 form"});
   return out;
 }
 
