@@ -8,21 +8,23 @@ namespace lstm {
 
 namespace hint {
 inline const char* cell =
-    "gates = x W_ih^T + b_ih + h W_hh^T + b_hh [B, 4H], split into i, f, g, o (PyTorch's order, H columns "
-    "each); c' = sigmoid(f) * c + sigmoid(i) * tanh(g); h' = sigmoid(o) * tanh(c')";
+    "z = x W_ih^T + b_ih + h W_hh^T + b_hh [B, 4H], split into z_i, z_f, z_g, z_o (PyTorch's order, H columns "
+    "each); i = sigmoid(z_i), f = sigmoid(z_f), g = tanh(z_g), o = sigmoid(z_o); c' = f * c + i * g; "
+    "h' = o * tanh(c')";
 inline const char* large =
     "attn::sigmoid and attn::tanh are stable for any input; tanh written as (exp(2x) - 1) / (exp(2x) + 1) is "
     "inf / inf = NaN for large x";
 }  // namespace hint
 
 // The usual mistakes, to name the one a learner's values match.
-enum class Variant { right, swap_i_f, g_sigmoid, h_without_tanh, no_hidden_bias };
+enum class Variant { right, swap_i_f, ifog, g_sigmoid, h_without_tanh, no_hidden_bias };
 
 inline State reference_cell(const std::vector<Tensor>& a, Variant v = Variant::right) {
   const Tensor &x = a[0], &h = a[1], &c = a[2], &w_ih = a[3], &w_hh = a[4], &b_ih = a[5], &b_hh = a[6];
   Tensor gates = attn::linear(x, w_ih, b_ih) + (v == Variant::no_hidden_bias ? attn::linear(h, w_hh)
                                                                              : attn::linear(h, w_hh, b_hh));
   std::vector<Tensor> q = attn::chunk(gates, 4, 1);  // i, f, g, o: [B, H] each
+  if (v == Variant::ifog) std::swap(q[2], q[3]);  // blocks read as i, f, o, g
   Tensor i = attn::sigmoid(q[0]), f = attn::sigmoid(q[1]), o = attn::sigmoid(q[3]);
   Tensor g = v == Variant::g_sigmoid ? attn::sigmoid(q[2]) : attn::tanh(q[2]);
   if (v == Variant::swap_i_f) std::swap(i, f);
@@ -34,6 +36,7 @@ inline State reference_cell(const std::vector<Tensor>& a, Variant v = Variant::r
 inline std::string diagnose(const std::vector<Tensor>& args, const State& got) {
   const std::vector<std::pair<Variant, const char*>> mistakes = {
       {Variant::swap_i_f, "gates i and f swapped: PyTorch's order is i, f, g, o"},
+      {Variant::ifog, "gates read in the order i, f, o, g: PyTorch's order is i, f, g, o (g third, o last)"},
       {Variant::g_sigmoid, "sigmoid on the candidate g: g takes tanh"},
       {Variant::h_without_tanh, "h' = o * c', without the tanh: h' = o * tanh(c')"},
       {Variant::no_hidden_bias, "b_hh left out: both biases are added"}};

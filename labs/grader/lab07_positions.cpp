@@ -9,7 +9,8 @@ namespace positions {
 namespace hint {
 inline const char* encoding =
     "positions start at 0; dims 2i and 2i + 1 are a pair, interleaved (not two halves): sin on the even dim, "
-    "cos on the odd one, both at the frequency 1 / 10000^(2i / d_model), with i the pair's index";
+    "cos on the odd one, both at the frequency 1 / 10000^(2i / d_model), with i the pair's index; an odd d_model "
+    "ends with a lone sine in its last dim";
 inline const char* add = "x [B, T, D] + encoding(T, D) [T, D]: broadcasting adds it to every sequence of the batch";
 }  // namespace hint
 
@@ -24,10 +25,10 @@ Result grade(const Positions& m, std::ostream& os) {
     attn::no_grad guard;
     expect_close("encoding(1000, 4)", ref.array("long", "pe"), m.encoding(1000, 4), "T 1000, d_model 4", 1e-8, 1e-9);
   });
-  grader.check("encoding, random T and d_model vs nn::SinusoidalPositionalEncoding", hint::encoding, [&] {
+  grader.check("encoding, random T and d_model (odd ones too) vs nn::SinusoidalPositionalEncoding", hint::encoding, [&] {
     Random rng(7000);
     for (int trial = 0; trial < 10; ++trial) {
-      std::size_t T = rng.integer(1, 20), d = 2 * rng.integer(1, 8);
+      std::size_t T = rng.integer(1, 20), d = 2 * rng.integer(1, 8) - trial % 2;  // odd on odd trials
       attn::no_grad guard;
       attn::nn::SinusoidalPositionalEncoding pe(d, T);
       expect_close("encoding(" + std::to_string(T) + ", " + std::to_string(d) + ")", pe.encoding(T).data<double>(),

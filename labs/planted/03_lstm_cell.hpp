@@ -14,7 +14,8 @@ using State = std::pair<Tensor, Tensor>;
 
 // The worked solution with one thing changed.
 struct Options {
-  bool swap_i_f = false, g_sigmoid = false, h_without_tanh = false, transposed_hidden = false, unstable_tanh = false;
+  bool swap_i_f = false, g_sigmoid = false, h_without_tanh = false, transposed_hidden = false, unstable_tanh = false,
+       ifog = false;
 };
 
 inline State cell(const Options& o, const Tensor& x, const Tensor& h, const Tensor& c, const Tensor& w_ih,
@@ -28,6 +29,7 @@ inline State cell(const Options& o, const Tensor& x, const Tensor& h, const Tens
     Tensor e = attn::exp(2.0 * t);
     return (e - 1.0) / (e + 1.0);
   };
+  if (o.ifog) std::swap(q[2], q[3]);  // the blocks read as i, f, o, g
   Tensor i = attn::sigmoid(q[0]), f = attn::sigmoid(q[1]), out = attn::sigmoid(q[3]);
   Tensor g = o.g_sigmoid ? attn::sigmoid(q[2]) : tanh(q[2]);
   if (o.swap_i_f) std::swap(i, f);
@@ -46,6 +48,9 @@ inline std::vector<Planted<lab::lstm::LSTMCell>> all() {
   Options o;
   o.swap_i_f = true;
   out.push_back({"gates i and f swapped", make(o), "gates i and f swapped"});
+  o = {};
+  o.ifog = true;
+  out.push_back({"gates read in the order i, f, o, g", make(o), "the order i, f, o, g"});
   o = {};
   o.g_sigmoid = true;
   out.push_back({"sigmoid on the candidate g", make(o), "g takes tanh"});

@@ -39,3 +39,16 @@ TEST_CASE("lab 0: the grader calls the learner's functions") {
   CHECK(run(s, os).all_pass());
   for (int k : n) CHECK(k > 0);
 }
+
+TEST_CASE("the hint is withheld only from the stub's not_implemented, not from a learner's own error") {
+  std::ostringstream os;
+  lab::Grader grader(0, "hints", os);
+  grader.check("stub", "the stub's hint", [] { lab::not_implemented("f"); });
+  grader.check("learner", "the learner's hint",
+               [] { throw std::runtime_error("my backward is not implemented for 3-d inputs"); });
+  lab::Result r = grader.finish();
+  INFO(os.str());
+  CHECK(r.failures.size() == 2);
+  CHECK(os.str().find("the stub's hint") == std::string::npos);
+  CHECK(os.str().find("hint: the learner's hint") != std::string::npos);
+}
