@@ -76,8 +76,7 @@ def main():
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--no-preload", action="store_true", help="the kernel reads no header at its start")
     args = parser.parse_args()
-    if args.no_preload:
-        os.environ["ATTN_KERNEL_PRELOAD"] = "none"
+    os.environ["ATTN_KERNEL_PRELOAD"] = "none" if args.no_preload else "attn_notebook.hpp"
     cold, warm, repl = [], [], []
     flags = ["-std=c++17", "-fno-relaxed-template-template-args", "-DXTENSOR_USE_XSIMD", "-DATTN_KERNEL",
              f"-I{ROOT}", f"-I{NOTEBOOKS}", f"-I{os.path.join(ROOT, 'kernel', 'include')}"]

@@ -553,10 +553,14 @@ class History(unittest.TestCase):
 
 
 class Preload(unittest.TestCase):
-    """The kernel reads attn_notebook.hpp at its start: a cell sent at once waits for it."""
+    """With ATTN_KERNEL_PRELOAD, the kernel reads attn_notebook.hpp at its start: a cell sent at once waits for it."""
 
     def test_a_cell_sent_at_start_finds_attn_without_its_include(self):
-        km, kc = start()
+        os.environ["ATTN_KERNEL_PRELOAD"] = "attn_notebook.hpp"  # off by default (kernel/README)
+        try:
+            km, kc = start()
+        finally:
+            del os.environ["ATTN_KERNEL_PRELOAD"]
         try:
             reply, outputs = run(kc, 'std::cout << attn::tensor({1.0, 2.0}).shape().size() << "\\n";')
             self.assertEqual(reply["status"], "ok", outputs)
