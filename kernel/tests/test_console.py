@@ -81,6 +81,8 @@ class Console(unittest.TestCase):
         """A console attached to a kernel that ran cells gets them from its history_request."""
         km, kc = start_new_kernel(kernel_name="xcpp17", cwd=NOTEBOOKS, startup_timeout=TIMEOUT)
         try:
+            reply = kc.execute_interactive("#include <iostream>", timeout=TIMEOUT, output_hook=lambda msg: None)
+            self.assertEqual(reply["content"]["status"], "ok")
             reply = kc.execute_interactive('std::cout << "recalled " << 6 * 7 << std::endl;', timeout=TIMEOUT,
                                            output_hook=lambda msg: None)
             self.assertEqual(reply["content"]["status"], "ok")

@@ -459,8 +459,8 @@ class Rerun(unittest.TestCase):
                 self.assertTrue(self.ok(cell.replace("return 1;", "return 2;")).endswith("2\n"))
 
     def test_undo_keeps_a_cell_includes(self):
-        # (Headers that attn_notebook.hpp, read at the kernel's start, does not bring.)
-        self.ok("#include <queue>\nint kept_a = 1;")
+        # (Headers that attn_notebook.hpp does not bring, should a kernel read it at its start.)
+        self.ok("#include <iostream>\n#include <queue>\nint kept_a = 1;")
         self.ok("int kept_b = 2;")
         self.assertIn("#include lines stay", self.ok("%undo 2"))
         reply, outputs = self.run_cell("int c = kept_a;")
