@@ -47,6 +47,7 @@
 #include "io/npz.hpp"
 
 #include "data/batch.hpp"
+#include "data/bpe.hpp"
 #include "data/corpus.hpp"
 #include "data/dates.hpp"
 #include "data/gettext.hpp"

@@ -1,10 +1,12 @@
 // The `attn` command line: one function per command, registered in main.cpp.
 #pragma once
 
+#include "bpe.hpp"
 #include "grid.hpp"
 #include "parse.hpp"
 #include "run_dir.hpp"
 #include "task.hpp"
+#include "word_scores.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -30,6 +32,7 @@ enum class TrainMode { New, Overwrite, Resume };
 struct TrainResult {
   models::Evaluation evaluation;
   std::vector<double> steps, losses, lrs;  // the loss and learning-rate curves (of this invocation)
+  WordScores scores;                       // the final evaluation on words (BLEU as NLTK computes it)
 };
 // The run folder also gets its plots (write_curves).
 TrainResult train_run(nlohmann::json config, const std::string& out, TrainMode mode, std::uint64_t new_steps = 0);
@@ -38,7 +41,8 @@ TrainResult train_run(nlohmann::json config, const std::string& out, TrainMode m
 // bleu_by_length.svg when `bleu` (corpus tasks). Returns the paths written.
 std::vector<std::string> write_curves(const std::string& dir, const TrainResult& result, bool bleu);
 
-// Decodes sentences of the run's task; unknown tokens read as <unk>, with a note on standard error.
+// Decodes sentences of the run's task (already tokenized, into subwords for a run with codes);
+// unknown tokens read as <unk>, with a note on standard error.
 std::vector<models::Hypothesis> translate(Run& run, const std::vector<data::Tokens>& sentences, std::size_t beam);
 // The same with every decoding option (its max_len is set by decode_limit).
 std::vector<models::Hypothesis> translate(Run& run, const std::vector<data::Tokens>& sentences,

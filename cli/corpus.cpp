@@ -1,6 +1,7 @@
 // `attn corpus gettext`: an English -> French (or any language) corpus from the
 // message catalogs installed with the system's programs (data/gettext.hpp).
 #include "commands.hpp"
+#include "output.hpp"
 #include "parse.hpp"
 
 #include "../data/gettext.hpp"
@@ -21,7 +22,6 @@ struct SideStats {
 
 void print_summary(const data::GettextCorpus& c, const std::vector<std::pair<std::string, std::string>>& pairs) {
   std::printf("read %zu catalogs, %zu messages\n", c.catalogs, c.entries);
-  for (const auto& skipped : c.skipped_files) std::printf("  skipped %s\n", skipped.c_str());
   std::printf("kept %zu pairs; dropped:", pairs.size());
   for (const auto& [reason, count] : c.dropped) std::printf(" %zu %s,", count, reason.c_str());
   std::printf("\n");
@@ -45,6 +45,7 @@ void add_corpus_command(CLI::App& app) {
     std::string lang = "fr", out, locale_dir = "/usr/share/locale";
     std::uint64_t min_words = 3, max_words = 12;
     std::uint64_t seed = 1;
+    bool overwrite = false;
   };
   auto o = std::make_shared<Options>();
   CLI::App* corpus = app.add_subcommand("corpus", "Build a translation corpus from data on this machine");
@@ -52,13 +53,25 @@ void add_corpus_command(CLI::App& app) {
   CLI::App* cmd = corpus->add_subcommand(
       "gettext", "English -> LANG pairs from the installed message catalogs (<locale-dir>/LANG/LC_MESSAGES/*.mo)");
   cmd->add_option("--lang", o->lang, "the target language, as named in the locale folder")->capture_default_str();
-  cmd->add_option("--out", o->out, "the FILE.tsv to write (source<TAB>target lines)")->required();
+  cmd->add_option("--out", o->out, "the FILE.tsv to write (source<TAB>target lines; a new file unless --overwrite)")
+      ->required();
+  cmd->add_flag("--overwrite", o->overwrite, "replace --out if it exists");
   cmd->add_option("--locale-dir", o->locale_dir, "where the catalogs are")->capture_default_str();
   add_count(cmd, "--min-words", o->min_words, 1, 10000, "fewest words on either side (default 3)");
   add_count(cmd, "--max-words", o->max_words, 1, 10000, "most words on either side (default 12)");
   add_count(cmd, "--seed", o->seed, 0, kMaxSeed, "the order of the pairs (a seeded shuffle)");
   cmd->callback([o] {
+    if (o->lang.empty())
+      throw ValueError("corpus gettext: --lang is empty; give a language as its folder in " + o->locale_dir +
+                       " names it, e.g. --lang fr");
+    if (o->lang.find('/') != std::string::npos || o->lang == "." || o->lang == "..")
+      throw ValueError("corpus gettext: --lang '" + o->lang + "' is not a language name (a folder name in " +
+                       o->locale_dir + ", such as fr or pt_BR)");
     const std::vector<std::string> files = data::mo_files(o->locale_dir, o->lang);
+    std::vector<Input> inputs;
+    for (const auto& f : files) inputs.push_back({f, "one of the catalogs it reads"});
+    const Output out{"--out", o->out, o->overwrite};
+    check_output(out, inputs, {});
     const std::string dir = o->locale_dir + "/" + o->lang + "/LC_MESSAGES";
     if (files.empty())
       throw IOError("corpus gettext: no message catalogs (*.mo) in " + dir +
@@ -69,6 +82,17 @@ void add_corpus_command(CLI::App& app) {
     options.min_words = o->min_words;
     options.max_words = o->max_words;
     const data::GettextCorpus c = data::gettext_corpus(files, options);
+    // A damaged catalog (the reader says how) is skipped while others are usable, refused when none is.
+    std::vector<std::string> skipped;  // "the damaged catalog FILE: how", "the catalog FILE: charset ..."
+    for (const std::string& why : c.skipped_files)
+      skipped.push_back(why.rfind("read_mo: ", 0) == 0 ? "the damaged catalog " + why.substr(9) : "the catalog " + why);
+    if (c.catalogs == 0 && !skipped.empty()) {
+      std::string all;
+      for (const auto& why : skipped) all += (all.empty() ? "" : "; ") + why;
+      throw IOError("corpus gettext: no usable catalog in " + dir + ": " + std::to_string(skipped.size()) +
+                    (skipped.size() == 1 ? " catalog is" : " catalogs are") + " unusable: " + all);
+    }
+    for (const auto& why : skipped) std::cerr << "warning: skipped " << why << "\n";
     if (c.pairs.empty())
       throw IOError("corpus gettext: no pair in " + std::to_string(files.size()) + " catalogs of " + dir +
                     " passed the filters");
@@ -78,7 +102,7 @@ void add_corpus_command(CLI::App& app) {
     for (std::size_t i = pairs.size(); i-- > 1;) std::swap(pairs[i], pairs[gen.randint(0, std::int64_t(i) + 1)]);
     std::string text;
     for (const auto& [src, tgt] : pairs) text += src + "\t" + tgt + "\n";
-    viz::save_text(o->out, text);
+    write_output(out, text, inputs);
     print_summary(c, pairs);
     std::printf("wrote %s\n", o->out.c_str());
   });

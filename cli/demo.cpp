@@ -2,6 +2,7 @@
 // date normalization with a fixed seed, evaluates it on held-out dates, shows
 // where it attends for a few of them, and writes SVG heatmaps and plots.
 #include "commands.hpp"
+#include "output.hpp"
 
 #include <filesystem>
 #include <iostream>
@@ -55,7 +56,7 @@ void add_demo_command(CLI::App& app) {
       viz::HeatmapOptions options;
       options.title = dates[i] + "  ->  " + output;
       const std::string path = o->out + "/attention_" + std::to_string(i + 1) + ".svg";
-      viz::save_text(path, viz::heatmap_svg(a, rows, inputs[i], options));
+      write_own_file(path, viz::heatmap_svg(a, rows, inputs[i], options));
       written.push_back(path);
     }
 
@@ -63,7 +64,7 @@ void add_demo_command(CLI::App& app) {
     loss_plot.title = "training loss";
     loss_plot.x_label = "step";
     loss_plot.y_label = "cross-entropy";
-    viz::save_text(o->out + "/loss.svg", viz::line_plot_svg({{"train", result.steps, result.losses}}, loss_plot));
+    write_own_file(o->out + "/loss.svg", viz::line_plot_svg({{"train", result.steps, result.losses}}, loss_plot));
     written.push_back(o->out + "/loss.svg");
     viz::Series by_length{"exact match", {}, {}};
     for (const auto& [len, c] : e.by_length) {
@@ -76,7 +77,7 @@ void add_demo_command(CLI::App& app) {
     acc_plot.y_label = "exact match (%)";
     acc_plot.y_from_zero = true;
     acc_plot.markers = true;
-    viz::save_text(o->out + "/accuracy_by_length.svg", viz::line_plot_svg({by_length}, acc_plot));
+    write_own_file(o->out + "/accuracy_by_length.svg", viz::line_plot_svg({by_length}, acc_plot));
     written.push_back(o->out + "/accuracy_by_length.svg");
     std::cout << "wrote:\n";
     for (const auto& p : written) std::cout << "  " << p << "\n";

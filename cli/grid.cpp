@@ -28,13 +28,14 @@ void train_grid_run(const json& config, const std::string& out, bool overwrite) 
   // Everything is checked and built before anything is written.
   const TrainSettings s = read_train_settings(config, "the run's settings");
   const json& task = config.at("task");
-  const data::GridWorld world(world_options(task));
-  const data::GridSplit split = grid_split(task, world, s.seed);
+  const std::string where = "the grid task's settings (--task grid, --n-train)";
+  const data::GridWorld world(world_options(task, where));
+  const data::GridSplit split = grid_split(task, world, s.seed, where);
   const data::Vocab vocab = data::GridWorld::caption_vocab();
   manual_seed(s.seed);  // the weights, and hard attention's samples
   std::unique_ptr<models::GridCaptioner> model;
   try {
-    model = make_grid_model(config.at("model"), vocab.size(), task);
+    model = make_grid_model(config.at("model"), vocab.size(), task, where);
   } catch (const std::bad_alloc&) {
     throw ValueError("--set: the grid captioner's sizes need more memory than this machine has");
   }
@@ -67,8 +68,9 @@ void train_grid_run(const json& config, const std::string& out, bool overwrite) 
 
 void eval_grid(Run& run) {
   const json& task = run.config.at("task");
-  const data::GridWorld world(world_options(task));
-  const data::GridSplit split = grid_split(task, world, run.config.at("seed").get<std::uint64_t>());
+  const std::string where = run.config_file + ": task";
+  const data::GridWorld world(world_options(task, where));
+  const data::GridSplit split = grid_split(task, world, run.config.at("seed").get<std::uint64_t>(), where);
   const models::GridEvaluation e = models::evaluate_grid_captioner(*run.captioner, split.test, run.tgt_vocab);
   std::printf("%zu test grids: exact match %.1f%%, token accuracy %.1f%%, loss %.4f\n", e.overall.sentences,
               100 * e.overall.exact_match(), 100 * e.overall.token_accuracy(), e.loss);
@@ -78,7 +80,7 @@ void eval_grid(Run& run) {
 
 GridCaption caption_scene(Run& run, const std::string& scene) {
   const std::vector<data::GridObject> objects = data::parse_scene(scene);
-  const data::GridWorld world(world_options(run.config.at("task")));
+  const data::GridWorld world(world_options(run.config.at("task"), run.config_file + ": task"));
   Generator gen(run.config.at("seed").get<std::uint64_t>());
   const Tensor features = one_grid(world.render(objects, gen), run.captioner->dtype());  // [1, 9, D]
   models::DecodeOptions options;

@@ -26,8 +26,8 @@ const char* grid_attention_name(models::GridAttention a) {
 }
 
 
-data::GridOptions world_options(const json& task) {
-  const Fields f(task, "task 'grid'");
+data::GridOptions world_options(const json& task, const std::string& where) {
+  const Fields f(task, where);
   f.only({"name", "feature_dim", "noise", "min_objects", "max_objects", "embedding_seed", "n_train", "n_test"});
   data::GridOptions o;
   o.feature_dim = f.count_or("feature_dim", o.feature_dim, 1, 4096);
@@ -36,13 +36,13 @@ data::GridOptions world_options(const json& task) {
   o.max_objects = f.count_or("max_objects", o.max_objects, 1, 9);
   o.embedding_seed = f.count_or("embedding_seed", o.embedding_seed, 0, kMaxSeed);
   if (o.min_objects > o.max_objects)
-    throw ValueError("task 'grid': min_objects " + std::to_string(o.min_objects) + " is more than max_objects " +
+    throw ValueError(where + ": min_objects " + std::to_string(o.min_objects) + " is more than max_objects " +
                      std::to_string(o.max_objects));
   return o;
 }
 
-data::GridSplit grid_split(const json& task, const data::GridWorld& world, std::uint64_t seed) {
-  const Fields f(task, "task 'grid'");
+data::GridSplit grid_split(const json& task, const data::GridWorld& world, std::uint64_t seed, const std::string& where) {
+  const Fields f(task, where);
   Generator gen(seed);
   return world.split(f.count_or("n_train", 2000, 1, kMaxExamples), f.count_or("n_test", 200, 1, 1000000), gen);
 }
@@ -67,7 +67,8 @@ json default_grid_task_config() {
           {"n_test", 200}};
 }
 
-std::unique_ptr<models::GridCaptioner> make_grid_model(const json& model, std::size_t vocab, const json& task) {
+std::unique_ptr<models::GridCaptioner> make_grid_model(const json& model, std::size_t vocab, const json& task,
+                                                       const std::string& task_where) {
   const json defaults = default_grid_model_config();
   for (const auto& item : model.items())
     if (!defaults.contains(item.key())) {
@@ -77,7 +78,7 @@ std::unique_ptr<models::GridCaptioner> make_grid_model(const json& model, std::s
     }
   models::GridCaptionerConfig c;
   c.vocab = vocab;
-  c.feature_dim = world_options(task).feature_dim;
+  c.feature_dim = world_options(task, task_where).feature_dim;
   const Fields f(model, "model config of 'grid'");
   c.embed_dim = f.count_or("embed_dim", c.embed_dim, 1, kMaxGridSize);
   c.encoder_dim = f.count_or("encoder_dim", c.encoder_dim, 0, kMaxGridSize);  // 0: no encoder layer

@@ -23,11 +23,14 @@ nlohmann::json default_grid_task_config();
 
 // The captioner described by `model` (unknown or mistyped fields: ValueError naming them).
 std::unique_ptr<models::GridCaptioner> make_grid_model(const nlohmann::json& model, std::size_t vocab,
-                                                       const nlohmann::json& task);
+                                                       const nlohmann::json& task,
+                                                       const std::string& task_where = "task 'grid'");
 
-// The grid world of a task config, and its train/test split drawn with `seed`.
-data::GridOptions world_options(const nlohmann::json& task);
-data::GridSplit grid_split(const nlohmann::json& task, const data::GridWorld& world, std::uint64_t seed);
+// The grid world of a task config, and its train/test split drawn with `seed`. `where` says
+// where the task's keys come from, for messages: "runs/g/checkpoint/config.json: task", or the flags.
+data::GridOptions world_options(const nlohmann::json& task, const std::string& where = "task 'grid'");
+data::GridSplit grid_split(const nlohmann::json& task, const data::GridWorld& world, std::uint64_t seed,
+                           const std::string& where = "task 'grid'");
 
 // "soft", "hard" or "hard-at-inference".
 const char* grid_attention_name(models::GridAttention a);

@@ -1,5 +1,6 @@
 // `attn eval`, `translate`, `heatmap` and `graph`: using a trained checkpoint.
 #include "commands.hpp"
+#include "output.hpp"
 
 #include "../viz/heads.hpp"
 
@@ -52,51 +53,81 @@ std::vector<std::string> output_labels(const Run& run, const models::Hypothesis&
   return labels;
 }
 
+// Attention over subwords, [rows, cols] or [H, rows, cols], and its labels, made attention
+// over words (cli/bpe.hpp: a word's row is the mean of its pieces' rows, a column the sum).
+void merge_subwords(xt::xarray<double>& a, std::vector<std::string>& rows, std::vector<std::string>& cols) {
+  if (a.dimension() == 2) {
+    a = merge_subword_attention(a, rows, cols);
+  } else {
+    const std::size_t heads = a.shape()[0];
+    xt::xarray<double> merged;
+    for (std::size_t h = 0; h < heads; ++h) {
+      const xt::xarray<double> one = merge_subword_attention(xt::view(a, h, xt::all(), xt::all()), rows, cols);
+      if (h == 0) merged = xt::zeros<double>({heads, one.shape()[0], one.shape()[1]});
+      xt::view(merged, h, xt::all(), xt::all()) = one;
+    }
+    a = merged;
+  }
+  rows = data::Bpe::decode(rows);
+  cols = data::Bpe::decode(cols);
+}
+
+// The words of an output, as a user reads them.
+std::string output_text(const Run& run, const models::Hypothesis& h) {
+  return detokenize(run.config.at("task"), words_of(run.tgt_vocab.decode(h.tokens), run.codes()));
+}
+
 }  // namespace
 
 void add_eval_command(CLI::App& app) {
   struct Options {
     std::string dir, predictions;
+    bool overwrite = false;
   };
   auto o = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand("eval", "Evaluate a checkpoint on its task's held-out set");
   cmd->add_option("--checkpoint", o->dir, "a directory written by attn train")->required();
-  cmd->add_option("--predictions", o->predictions, "also write FILE.tsv: source<TAB>reference<TAB>output per line");
-  cmd->callback([o] {
+  cmd->add_option("--predictions", o->predictions,
+                  "also write FILE.tsv: source<TAB>reference<TAB>output per line (a new file unless --overwrite)");
+  cmd->add_flag("--overwrite", o->overwrite, "replace the --predictions file if it exists");
+  cmd->callback([o, cmd] {
     const std::string* dir = &o->dir;
+    const Output predictions{"--predictions", o->predictions, o->overwrite};
+    if (cmd->count("--predictions")) check_output(predictions, {}, {*dir});  // before the run is even read
     Run run = load_run(*dir);
     if (run.is_grid()) return eval_grid(run);
     TaskData task;
     try {
-      task = make_task(run.config.at("task"), run.config.at("seed").get<std::uint64_t>());
+      task = make_task(run.config.at("task"), run.config.at("seed").get<std::uint64_t>(), "task", run.codes());
     } catch (const std::exception& e) {
       throw IOError(*dir + "/checkpoint/config.json: its task cannot be rebuilt: " + e.what());
     }
     models::EvaluateOptions options;
-    options.keep_predictions = !o->predictions.empty();
+    options.keep_predictions = true;  // scored on words (cli/word_scores.hpp)
     std::size_t longest = 0;
     for (const auto& example : task.split.test) longest = std::max(longest, example.src.size());
     options.max_len = decode_limit(run.config.at("model"), longest);
     models::Evaluation e = models::evaluate(*run.model, task.split.test, run.src_vocab, run.tgt_vocab, options);
+    const WordScores w = word_scores(e, task.split.test, run.codes());
     std::printf("%zu test sentences: exact match %.1f%%, token accuracy %.1f%%, BLEU %.2f, loss %.4f\n",
-                e.overall.sentences, 100 * e.overall.exact_match(), 100 * e.overall.token_accuracy(),
-                100 * models::bleu_from_stats(e.bleu).score, e.loss);
+                w.overall.sentences, 100 * w.overall.exact_match(), 100 * e.overall.token_accuracy(),
+                w.overall.bleu_percent(), e.loss);
     if (e.alignment.steps)
       std::printf("attention peak on the gold source position: %.1f%% of %zu steps\n", 100 * e.alignment.hit_rate(),
                   e.alignment.steps);
     std::printf("source length  sentences  exact match   BLEU\n");
-    for (const auto& [len, c] : e.by_length)
-      std::printf("%13zu  %9zu  %10.1f%%  %5.2f\n", len, c.sentences, 100 * c.exact_match(),
-                  100 * models::bleu_from_stats(e.bleu_by_length.at(len)).score);
+    for (const auto& [len, c] : w.by_length)
+      std::printf("%13zu  %9zu  %10.1f%%  %5.2f\n", len, c.sentences, 100 * c.exact_match(), c.bleu_percent());
     if (!o->predictions.empty()) {
       std::string text;
       const nlohmann::json& task_config = run.config.at("task");
       for (const models::Prediction& p : e.predictions) {
         const data::Example& example = task.split.test[p.index];
-        text += detokenize(task_config, example.src) + "\t" + detokenize(task_config, example.tgt) + "\t" +
-                detokenize(task_config, p.hypothesis) + "\n";
+        text += detokenize(task_config, words_of(example.src, run.codes())) + "\t" +
+                detokenize(task_config, words_of(example.tgt, run.codes())) + "\t" +
+                detokenize(task_config, words_of(p.hypothesis, run.codes())) + "\n";
       }
-      viz::save_text(o->predictions, text);
+      write_output(predictions, text, {}, {*dir});
       std::printf("wrote %s\n", o->predictions.c_str());
     }
   });
@@ -133,7 +164,7 @@ void add_translate_command(CLI::App& app) {
       return;
     }
     std::vector<data::Tokens> inputs;
-    for (const auto& t : o->texts) inputs.push_back(tokenize(run.config.at("task"), t));
+    for (const auto& t : o->texts) inputs.push_back(tokenize(run.config.at("task"), t, run.codes()));
     if ((o->alpha > 0 || o->beta > 0) && o->beam < 2)
       throw ValueError("translate: --length-penalty and --coverage-penalty rank beam search's outputs: add --beam 2 or more");
     models::DecodeOptions options;
@@ -143,13 +174,14 @@ void add_translate_command(CLI::App& app) {
     options.coverage_penalty = o->beta;
     auto hyps = translate(run, inputs, options);
     for (std::size_t i = 0; i < hyps.size(); ++i) {
-      const data::Tokens out = run.tgt_vocab.decode(hyps[i].tokens);
-      std::cout << o->texts[i] << "  ->  " << detokenize(run.config.at("task"), out) << "\n";
+      std::cout << o->texts[i] << "  ->  " << output_text(run, hyps[i]) << "\n";
       const std::string name = run.model->main_attention();
-      if (o->show && !name.empty())
-        std::cout << viz::terminal_heatmap(attention_of(hyps[i], name, inputs[i].size()), output_labels(run, hyps[i]),
-                                           inputs[i])
-                  << "\n";
+      if (o->show && !name.empty()) {
+        xt::xarray<double> a = attention_of(hyps[i], name, inputs[i].size());
+        std::vector<std::string> rows = output_labels(run, hyps[i]), cols = inputs[i];
+        if (run.has_bpe) merge_subwords(a, rows, cols);  // on words, as heatmap draws by default
+        std::cout << viz::terminal_heatmap(a, rows, cols) << "\n";
+      }
     }
   });
 }
@@ -166,8 +198,8 @@ struct LayerChoice {
 // The Transformer's attention of one sentence at a layer: the output decoded greedily,
 // then run once more teacher-forced (the same weights in eval mode), so that forward()
 // gives every layer and head at once. Writes one head, or all heads of the layer as a grid.
-std::string transformer_heatmap(Run& run, const std::string& text, const LayerChoice& c) {
-  const data::Tokens input = tokenize(run.config.at("task"), text);
+std::string transformer_heatmap(Run& run, const std::string& text, const LayerChoice& c, bool merge) {
+  const data::Tokens input = tokenize(run.config.at("task"), text, run.codes());
   const models::Hypothesis h = translate(run, {input}, 1).front();
   const nlohmann::json& m = run.config.at("model");
   const bool encoder = c.kind == "encoder-self";
@@ -194,16 +226,16 @@ std::string transformer_heatmap(Run& run, const std::string& text, const LayerCh
   }
   const std::string name = (encoder ? "encoder." : "decoder.") + std::to_string(layer) +
                            (c.kind == "cross" ? ".cross" : ".self");
-  const xt::xarray<double> a = xt::view(all.at(name).to_array(), 0, xt::all(), xt::all(), xt::all());  // [H, rows, cols]
+  xt::xarray<double> a = xt::view(all.at(name).to_array(), 0, xt::all(), xt::all(), xt::all());  // [H, rows, cols]
   std::vector<std::string> outputs = output_labels(run, h), inputs_so_far = {"<bos>"};
   for (std::size_t t = 0; t + 1 < outputs.size(); ++t) inputs_so_far.push_back(outputs[t]);
   // Rows attend to columns: source to source, output to the decoder's inputs, output to source.
-  const std::vector<std::string>& rows = encoder ? input : outputs;
-  const std::vector<std::string>& cols = c.kind == "decoder-self" ? inputs_so_far : input;
+  std::vector<std::string> rows = encoder ? input : outputs;
+  std::vector<std::string> cols = c.kind == "decoder-self" ? inputs_so_far : input;
+  if (merge) merge_subwords(a, rows, cols);
   viz::HeatmapOptions options;
-  options.title = text + "  ->  " + detokenize(run.config.at("task"), run.tgt_vocab.decode(h.tokens)) + "  (" +
-                  c.kind + " attention, layer " + std::to_string(layer) +
-                  (c.has_head ? ", head " + std::to_string(c.head) : "") + ")";
+  options.title = text + "  ->  " + output_text(run, h) + "  (" + c.kind + " attention, layer " +
+                  std::to_string(layer) + (c.has_head ? ", head " + std::to_string(c.head) : "") + ")";
   options.x_label = c.kind == "decoder-self" ? "decoder input" : "source";
   options.y_label = encoder ? "source" : "output";
   if (c.has_head) return viz::heatmap_svg(xt::xarray<double>(xt::view(a, c.head, xt::all(), xt::all())), rows, cols, options);
@@ -216,24 +248,35 @@ void add_heatmap_command(CLI::App& app) {
   struct Options {
     std::string dir, text, out;
     LayerChoice choice;
+    bool overwrite = false, merge = true;
   };
   auto o = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand("heatmap", "Write the attention of one translation as an SVG heatmap");
   cmd->add_option("--checkpoint", o->dir)->required();
-  cmd->add_option("--out", o->out, "the SVG file to write")->required();
+  cmd->add_option("--out", o->out, "the SVG file to write (a new file unless --overwrite)")->required();
+  cmd->add_flag("--overwrite", o->overwrite, "replace --out if it exists");
   cmd->add_option("--attention", o->choice.kind,
                   "Transformer: cross (default), decoder-self or encoder-self")
       ->check(CLI::IsMember({"cross", "decoder-self", "encoder-self"}));
   add_count(cmd, "--layer", o->choice.layer, 0, 1000, "Transformer: the layer to draw, from 0 (default: the last)");
   add_count(cmd, "--head", o->choice.head, 0, 1000,
             "Transformer: the head to draw, from 0 (default: every head of the layer, as a grid)");
+  cmd->add_flag("--merge-subwords,!--no-merge-subwords", o->merge,
+                "a run trained with --bpe: draw words, a word's row the mean of its pieces' rows and its column the "
+                "sum of its pieces' columns (default: on; --no-merge-subwords draws the subwords)");
   cmd->add_option("text", o->text, "the sentence (for the grid captioner: a scene, e.g. \"red square top left\")")
       ->required();
   cmd->callback([o, cmd] {
+    const Output out{"--out", o->out, o->overwrite};
+    check_output(out, {}, {o->dir});
     Run run = load_run(o->dir);
     o->choice.has_layer = cmd->count("--layer") > 0;
     o->choice.has_head = cmd->count("--head") > 0;
     const bool by_layer = o->choice.has_layer || o->choice.has_head || cmd->count("--attention") > 0;
+    if ((cmd->count("--merge-subwords") || cmd->count("--no-merge-subwords")) && !run.has_bpe)
+      throw ValueError("heatmap: --merge-subwords and --no-merge-subwords are for a run trained with --bpe; " + o->dir +
+                       " was trained on words");
+    const bool merge = run.has_bpe && o->merge;
     if (by_layer && run.model_name() != "transformer")
       throw ValueError("heatmap: --attention, --layer and --head choose among the Transformer's layers and heads; "
                        "this model (" + run.model_name() + ") has one attention: leave them out");
@@ -241,31 +284,38 @@ void add_heatmap_command(CLI::App& app) {
       const GridCaption caption = caption_scene(run, o->text);
       viz::HeatmapOptions options;
       options.title = o->text + "  ->  " + caption.text;
-      viz::save_text(o->out, viz::attention_grids_svg(caption.attention, caption.words, options));
+      write_output(out, viz::attention_grids_svg(caption.attention, caption.words, options), {}, {o->dir});
       std::cout << "wrote " << o->out << "\n";
       return;
     }
     if (by_layer) {
-      viz::save_text(o->out, transformer_heatmap(run, o->text, o->choice));
+      write_output(out, transformer_heatmap(run, o->text, o->choice, merge), {}, {o->dir});
       std::cout << "wrote " << o->out << "\n";
       return;
     }
     const std::string name = run.model->main_attention();
     if (name.empty()) throw ValueError("heatmap: this model (" + run.model->type_name() + ") has no attention to draw");
-    const data::Tokens input = tokenize(run.config.at("task"), o->text);
+    const data::Tokens input = tokenize(run.config.at("task"), o->text, run.codes());
     auto h = translate(run, {input}, 1).front();
     viz::HeatmapOptions options;
-    options.title = o->text + "  ->  " + detokenize(run.config.at("task"), run.tgt_vocab.decode(h.tokens));
-    viz::save_text(o->out, viz::heatmap_svg(attention_of(h, name, input.size()), output_labels(run, h), input, options));
+    options.title = o->text + "  ->  " + output_text(run, h);
+    xt::xarray<double> a = attention_of(h, name, input.size());
+    std::vector<std::string> rows = output_labels(run, h), cols = input;
+    if (merge) merge_subwords(a, rows, cols);
+    write_output(out, viz::heatmap_svg(a, rows, cols, options), {}, {o->dir});
     std::cout << "wrote " << o->out << "\n";
   });
 }
 
 void add_graph_command(CLI::App& app) {
   auto out = std::make_shared<std::string>();
+  auto overwrite = std::make_shared<bool>(false);
   CLI::App* cmd = app.add_subcommand("graph", "Draw the computation graph of a tiny MLP and its loss (DOT, or SVG)");
-  cmd->add_option("--out", *out, "FILE.dot or FILE.svg (default: DOT on standard output)");
-  cmd->callback([out] {
+  cmd->add_option("--out", *out, "FILE.dot or FILE.svg (default: DOT on standard output; a new file unless --overwrite)");
+  cmd->add_flag("--overwrite", *overwrite, "replace --out if it exists");
+  cmd->callback([out, overwrite] {
+    const Output file{"--out", *out, *overwrite};
+    if (!out->empty()) check_output(file, {}, {});
     manual_seed(0);
     nn::Linear fc1(2, 3), fc2(3, 1);
     Tensor x = tensor(xt::xarray<double>{{0.5, -1.0}});
@@ -276,7 +326,7 @@ void add_graph_command(CLI::App& app) {
     const std::string text = svg ? to_svg(loss) : to_dot(loss);
     if (out->empty()) std::cout << text;
     else {
-      viz::save_text(*out, text);
+      write_output(file, text);
       std::cout << "wrote " << *out << "\n";
     }
   });

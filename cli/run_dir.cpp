@@ -1,5 +1,6 @@
 #include "run_dir.hpp"
 
+#include "bpe.hpp"
 #include "grid.hpp"
 #include "../io/json_file.hpp"
 #include "../models/conv_attention.hpp"
@@ -39,6 +40,8 @@ struct Fingerprint {
   std::uint64_t bytes = 0, hash = 14695981039346656037ull;
 };
 Fingerprint fingerprint(const std::string& path, const std::string& shown) {
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) throw IOError(shown + ": is a directory, not a file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw IOError(shown + ": cannot open (missing or unreadable)");
   Fingerprint f;
@@ -61,7 +64,7 @@ std::string hex(std::uint64_t x) {
 
 // Writes a new file and forces it to disk (a checkpoint must survive a power cut, not only a kill).
 void write_file(const std::string& path, const std::string& text) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd < 0) throw IOError(path + ": cannot create (" + errno_text() + ")");
   std::size_t done = 0;
   while (done < text.size()) {
@@ -210,6 +213,8 @@ std::string Checkpoint::path(const std::string& file) const {
 
 std::string Checkpoint::name(const std::string& file) const { return shown_ + "/" + file; }
 
+bool Checkpoint::lists(const std::string& file) const { return manifest_.at("files").contains(file); }
+
 bool Checkpoint::has(const std::string& file) const {
   struct stat st;
   return ::fstatat(fd_, file.c_str(), &st, 0) == 0 && S_ISREG(st.st_mode);
@@ -253,6 +258,7 @@ Run load_run_once(const std::string& dir) {
   Run run;
   run.config = unit.read_json("config.json");
   const std::string where = unit.name("config.json");
+  run.config_file = where;
   read_train_settings(run.config, where);
   const nlohmann::json vocab = unit.read_json("vocab.json");
   const Fields sides(vocab, unit.name("vocab.json"));
@@ -269,9 +275,23 @@ Run load_run_once(const std::string& dir) {
     throw IOError(unit.name("vocab.json") + ": not a vocabulary file (expected {\"src\": {\"tokens\": [...]}, \"tgt\": "
                   "...}): " + json_message(e));
   }
+  // The subword codes: listed in the manifest (so checked against it) exactly when the task has "bpe".
+  const bool bpe = run.config.at("task").contains("bpe");
+  if (bpe != unit.lists(kCodesFile))
+    throw IOError(bpe ? unit.name(kCodesFile) + ": missing (config.json's task has \"bpe\", and manifest.json does "
+                        "not list the codes)"
+                      : unit.name(kCodesFile) + ": listed in manifest.json, but config.json's task has no \"bpe\"");
+  if (bpe) {
+    run.bpe = read_codes(unit.path(kCodesFile), unit.name(kCodesFile));
+    run.has_bpe = true;
+    const std::uint64_t merges = Fields(run.config.at("task"), where + ": task").count("bpe", 1, kMaxMerges);
+    if (run.bpe.merges().size() > merges)
+      throw IOError(unit.name(kCodesFile) + ": holds " + std::to_string(run.bpe.merges().size()) +
+                    " merges, more than the " + std::to_string(merges) + " of config.json's task.bpe");
+  }
   if (run.model_name() == "grid") {
     try {
-      run.captioner = make_grid_model(run.config.at("model"), run.tgt_vocab.size(), run.config.at("task"));
+      run.captioner = make_grid_model(run.config.at("model"), run.tgt_vocab.size(), run.config.at("task"), "task");
     } catch (const std::bad_alloc&) {
       throw ValueError(where + ": the grid captioner's sizes need more memory than this machine has");
     } catch (const Error& e) {
@@ -334,8 +354,18 @@ RunLock::RunLock(const std::string& dir) {
   fs::create_directories(dir, ec);
   if (ec) throw IOError(dir + ": cannot create the run folder (" + ec.message() + ")");
   const std::string path = dir + "/lock";
-  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  // Never through a link: a lock linked elsewhere would have the pid written into another file.
+  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd_ < 0 && errno == ELOOP)
+    throw IOError(path + ": the run's lock file is a symbolic link; attn writes no file through a link (remove " +
+                  path + ", which holds no data, and run again)");
   if (fd_ < 0) throw IOError(path + ": cannot create the run's lock file (" + errno_text() + ")");
+  struct stat st;
+  if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd_);
+    fd_ = -1;
+    throw IOError(path + ": the run's lock file is not a regular file (remove it and run again)");
+  }
   if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
     char buf[32] = {0};
     const ssize_t n = ::pread(fd_, buf, sizeof buf - 1, 0);
@@ -359,7 +389,8 @@ RunLock::~RunLock() {
 }
 
 void commit_checkpoint(const std::string& dir, nlohmann::json config, const data::Vocab& src_vocab,
-                       const data::Vocab& tgt_vocab, const std::function<void(const std::string&)>& write_weights) {
+                       const data::Vocab& tgt_vocab, const std::function<void(const std::string&)>& write_weights,
+                       const std::map<std::string, std::string>& texts) {
   static std::atomic<unsigned> counter{0};
   const std::string tmp =
       dir + "/checkpoint.tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
@@ -369,6 +400,7 @@ void commit_checkpoint(const std::string& dir, nlohmann::json config, const data
     config["format"] = "attn-checkpoint";
     write_file(tmp + "/config.json", config.dump(2) + "\n");
     write_file(tmp + "/vocab.json", vocab_json(src_vocab, tgt_vocab));
+    for (const auto& [name, text] : texts) write_file(tmp + "/" + name, text);
     write_weights(tmp);
     std::vector<std::string> names;
     for (const auto& entry : fs::directory_iterator(tmp)) names.push_back(entry.path().filename().string());

@@ -4,6 +4,7 @@
 //       vocab.json           {"src": <Vocab>, "tgt": <Vocab>}
 //       model.npz            the model's parameters (io/checkpoint.hpp, numpy's format)
 //       model.trainer.npz    optimizer moments, step and random state, for --resume (not for "grid")
+//       bpe.codes            only for a run trained with --bpe: its subword codes (cli/bpe.hpp)
 //       manifest.json        written last: every other file's size and FNV-1a hash
 //   DIR/lock                 locked (flock) by the process writing the run; holds its process id
 // A checkpoint is written into a fresh DIR/checkpoint.tmp.<pid>.<n>/ and then swapped
@@ -24,6 +25,7 @@
 #include <nlohmann/json.hpp>
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -31,7 +33,11 @@ namespace attn::cli {
 
 struct Run {
   nlohmann::json config;
+  std::string config_file;  // where config was read, as messages name it: "DIR/checkpoint/config.json"
   data::Vocab src_vocab, tgt_vocab;
+  bool has_bpe = false;  // trained on subwords of these codes (bpe.codes; config.json's task.bpe)
+  data::Bpe bpe;
+  const data::Bpe* codes() const { return has_bpe ? &bpe : nullptr; }
   std::unique_ptr<models::Seq2Seq> model;            // null for the grid captioner
   std::unique_ptr<models::GridCaptioner> captioner;  // only for the grid captioner
   bool is_grid() const { return captioner != nullptr; }
@@ -52,6 +58,7 @@ class Checkpoint {
   std::string path(const std::string& file) const;  // where to open `file` from (stable)
   std::string name(const std::string& file) const;  // how messages call it: "DIR/checkpoint/model.npz"
   bool has(const std::string& file) const;
+  bool lists(const std::string& file) const;  // manifest.json lists it (so it was checked)
   nlohmann::json read_json(const std::string& file) const;  // IOError naming the file
   // An IOError from the library names path(file): name(file) reads better.
   [[noreturn]] void rethrow_named(const std::exception& e) const;
@@ -87,11 +94,13 @@ class RunLock {
   int fd_ = -1;
 };
 
-// Writes a new checkpoint unit: config.json, vocab.json, then write_weights(unit_folder)
-// (model.npz, model.trainer.npz), then the manifest; then swaps it into DIR/checkpoint.
+// Writes a new checkpoint unit: config.json, vocab.json, the `texts` (file name -> content,
+// e.g. bpe.codes), then write_weights(unit_folder) (model.npz, model.trainer.npz), then the
+// manifest; then swaps it into DIR/checkpoint.
 // Call while holding the RunLock. On failure the previous checkpoint is untouched.
 void commit_checkpoint(const std::string& dir, nlohmann::json config, const data::Vocab& src_vocab,
-                       const data::Vocab& tgt_vocab, const std::function<void(const std::string&)>& write_weights);
+                       const data::Vocab& tgt_vocab, const std::function<void(const std::string&)>& write_weights,
+                       const std::map<std::string, std::string>& texts = {});
 
 // Reads a JSON file, or throws IOError naming it (`shown`: how to call it, default `path`).
 nlohmann::json read_json(const std::string& path, const std::string& shown = "");

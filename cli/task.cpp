@@ -1,5 +1,6 @@
 #include "task.hpp"
 
+#include "bpe.hpp"
 #include "grid.hpp"
 #include "parse.hpp"
 #include "run_dir.hpp"
@@ -39,6 +40,65 @@ data::Corpus load_corpus(const std::string& path, const data::CorpusOptions& opt
     throw IOError(message);
   }
 }
+
+// Words outside a word-level vocabulary of the training pairs within max_length words:
+// how many pairs a run without codes would train on, and how many of them hold an <unk>.
+std::pair<std::size_t, std::size_t> word_level_counts(const std::vector<data::Example>& train, std::size_t max_length,
+                                                      std::size_t min_freq, std::size_t max_vocab) {
+  std::vector<data::Example> kept;
+  for (const auto& e : train)
+    if (!max_length || (e.src.size() <= max_length && e.tgt.size() <= max_length)) kept.push_back(e);
+  const data::Vocab src = data::Vocab::build(data::sources(kept), min_freq, max_vocab);
+  const data::Vocab tgt = data::Vocab::build(data::targets(kept), min_freq, max_vocab);
+  std::size_t unknown = 0;
+  for (const auto& e : kept) {
+    bool known = true;
+    for (const auto& w : e.src) known = known && src.contains(w);
+    for (const auto& w : e.tgt) known = known && tgt.contains(w);
+    unknown += known ? 0 : 1;
+  }
+  return {kept.size(), unknown};
+}
+
+// The corpus' words into subwords: the codes learned from the training split (or the
+// checkpoint's), both splits encoded, then pairs longer than max_length subwords dropped.
+void apply_bpe(TaskData& t, std::size_t merges, std::size_t max_length, std::size_t min_freq, std::size_t max_vocab,
+               const std::string& file, const data::Bpe* codes) {
+  const auto [word_pairs, with_unknown] = word_level_counts(t.split.train, max_length, min_freq, max_vocab);
+  const std::size_t train_pairs = t.split.train.size(), test_pairs = t.split.test.size();
+  t.has_bpe = true;
+  t.bpe = codes ? *codes : learn_joint(t.split.train, merges);
+  std::size_t dropped_train = 0, dropped_test = 0;
+  for (auto* part : {&t.split.train, &t.split.test}) {
+    std::vector<data::Example> kept;
+    for (data::Example& e : *part) {
+      try {
+        e.src = t.bpe.encode(e.src);
+        e.tgt = t.bpe.encode(e.tgt);
+      } catch (const ValueError& error) {
+        throw IOError(file + ": " + error.what() + " (a word of the corpus ending with '@@' cannot go through --bpe)");
+      }
+      if (max_length && (e.src.size() > max_length || e.tgt.size() > max_length)) {
+        ++(part == &t.split.train ? dropped_train : dropped_test);
+        continue;
+      }
+      kept.push_back(std::move(e));
+    }
+    *part = std::move(kept);
+  }
+  const std::string limit = max_length ? std::to_string(max_length) : "";
+  if (t.split.train.empty() || t.split.test.empty())
+    throw IOError(file + ": with --bpe " + std::to_string(merges) + ", no " + (t.split.train.empty() ? "training" : "held-out") +
+                  " pair is at most " + limit + " subwords long (--max-length counts subwords with --bpe)");
+  t.bpe_summary = "bpe: " + std::to_string(t.bpe.merges().size()) + " merges" +
+                  (codes ? " (the checkpoint's codes)" : " learned from the " + std::to_string(train_pairs) + " training pairs") +
+                  "; training pairs kept " + std::to_string(t.split.train.size()) + " of " + std::to_string(train_pairs) +
+                  (max_length ? " (" + std::to_string(dropped_train) + " longer than " + limit + " subwords)" : "") +
+                  ", held out " + std::to_string(t.split.test.size()) + " of " + std::to_string(test_pairs) +
+                  "; without --bpe: " + std::to_string(word_pairs) + " training pairs" +
+                  (max_length ? " of at most " + limit + " words" : "") + ", " + std::to_string(with_unknown) +
+                  " of them with a word outside the vocabularies (read as <unk>)";
+}
 }  // namespace
 
 nlohmann::json default_task_config(const std::string& task) {
@@ -50,6 +110,10 @@ nlohmann::json default_task_config(const std::string& task) {
     if (!valid_utf8(file))
       throw ValueError("--task: the file name '" + task + "' is not valid UTF-8, and config.json can only store "
                        "UTF-8 text; rename the file (or link it under a UTF-8 name)");
+    for (char c : file)  // config.json holds printable text only (io/json_file.hpp)
+      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+        throw ValueError("--task: the file name '" + task + "' holds a control character, which config.json cannot "
+                         "store; rename the file");
     return {{"name", "tsv"},         {"file", file},      {"char_level", false}, {"lowercase", true},
             {"split_punctuation", true}, {"max_length", 12}, {"test_fraction", 0.05}, {"test_file", ""},
             {"min_freq", 1},         {"max_vocab", 0},    {"skip_malformed", false}};
@@ -58,7 +122,8 @@ nlohmann::json default_task_config(const std::string& task) {
   throw ValueError("unknown task '" + task + "' (tasks: copy, reverse, sort, dates, grid, or a FILE.tsv)");
 }
 
-TaskData make_task(const nlohmann::json& config, std::uint64_t seed, const std::string& where) {
+TaskData make_task(const nlohmann::json& config, std::uint64_t seed, const std::string& where,
+                   const data::Bpe* codes) {
   TaskData t;
   t.config = config;
   Generator gen(seed);
@@ -72,7 +137,7 @@ TaskData make_task(const nlohmann::json& config, std::uint64_t seed, const std::
     t.tgt_vocab = data::date_target_vocab();
   } else if (name == "tsv") {
     f.only({"name", "file", "char_level", "lowercase", "split_punctuation", "max_length", "test_fraction", "test_file",
-            "min_freq", "max_vocab", "skip_malformed", "checksum", "test_checksum"});
+            "min_freq", "max_vocab", "skip_malformed", "checksum", "test_checksum", "bpe"});
     const std::string file = f.text("file");
     const std::string test_file = f.has("test_file") ? f.text("test_file") : std::string();
     data::CorpusOptions options;
@@ -84,6 +149,11 @@ TaskData make_task(const nlohmann::json& config, std::uint64_t seed, const std::
     const double fraction = f.real_or("test_fraction", 0.05, {0.0, 1.0, true, true});
     const std::size_t min_freq = f.count_or("min_freq", 1, 1, kMaxExamples);
     const std::size_t max_vocab = f.count_or("max_vocab", 0, 0, kMaxSymbols);
+    const std::size_t merges = f.has("bpe") ? f.count("bpe", 1, kMaxMerges) : 0;
+    if (merges && options.char_level)
+      throw ValueError(where + ": \"bpe\" splits words into subwords; it does not go with char_level (--char-level)");
+    const std::size_t max_length = options.max_length;
+    if (merges) options.max_length = 0;  // counted in subwords, once the codes are known
     check_unchanged(t.config, "checksum", file);
     data::Corpus corpus = load_corpus(file, options);
     if (corpus.malformed)
@@ -110,8 +180,12 @@ TaskData make_task(const nlohmann::json& config, std::uint64_t seed, const std::
       t.split.test = load_corpus(test_file, options).pairs;
       if (t.split.test.empty()) throw IOError(test_file + ": no usable sentence pair for the test set");
     }
+    if (merges) apply_bpe(t, merges, max_length, min_freq, max_vocab, file, codes);
     t.src_vocab = data::Vocab::build(data::sources(t.split.train), min_freq, max_vocab);
     t.tgt_vocab = data::Vocab::build(data::targets(t.split.train), min_freq, max_vocab);
+    if (merges)
+      t.bpe_summary += "; vocabularies of " + std::to_string(t.src_vocab.size()) + " source and " +
+                       std::to_string(t.tgt_vocab.size()) + " target subwords";
     for (const data::Vocab* v : {&t.src_vocab, &t.tgt_vocab})
       for (std::size_t id = 0; id < v->size(); ++id)
         if (!valid_utf8(v->token(static_cast<std::int64_t>(id))))
@@ -137,11 +211,13 @@ TaskData make_task(const nlohmann::json& config, std::uint64_t seed, const std::
   return t;
 }
 
-data::Tokens tokenize(const nlohmann::json& task_config, const std::string& text) {
+data::Tokens tokenize(const nlohmann::json& task_config, const std::string& text, const data::Bpe* bpe) {
   std::string s = text;
   if (task_config.at("name") == "tsv" && task_config.value("lowercase", true)) s = data::to_lower(s);
   if (char_level(task_config)) return data::split_chars(s);
-  return task_config.value("split_punctuation", false) ? data::split_words(s) : data::split_whitespace(s);
+  const data::Tokens words =
+      task_config.value("split_punctuation", false) ? data::split_words(s) : data::split_whitespace(s);
+  return bpe ? bpe->encode(words) : words;
 }
 
 std::string detokenize(const nlohmann::json& task_config, const data::Tokens& tokens) {

@@ -4,12 +4,15 @@
 //   {"name": "dates", "n_train": 20000, "n_test": 1000}
 //   {"name": "tsv", "file": "/abs/path/fra.txt", "char_level": false, "lowercase": true, "split_punctuation": true,
 //    "max_length": 12, "test_fraction": 0.05, "test_file": "", "min_freq": 1, "max_vocab": 0,
-//    "skip_malformed": false, "checksum": "..."}   (a malformed line is an error naming its number, unless
-//    skipped; the checksum of the file, recorded by train, makes eval refuse a file that has changed)
+//    "skip_malformed": false, "checksum": "...", "bpe": 4000}   (a malformed line is an error naming its
+//    number, unless skipped; the checksum of the file, recorded by train, makes eval refuse a file that has
+//    changed; "bpe": joint byte-pair codes of that many merges, learned from the training split, and then
+//    max_length counts subwords and the vocabularies are subwords: cli/bpe.hpp)
 //   {"name": "grid", ...}   chapter 4's captioned grids: cli/grid.hpp
 #pragma once
 
 #include "../attn.hpp"
+#include "../data/bpe.hpp"
 #include "../decode/decode.hpp"
 #include "../eval/evaluate.hpp"
 #include "../models/registry.hpp"
@@ -26,6 +29,9 @@ struct TaskData {
   data::Split split;           // train and test, disjoint
   data::Vocab src_vocab, tgt_vocab;
   std::string warning;         // e.g. the malformed lines of a corpus that were skipped
+  bool has_bpe = false;        // the examples are subwords of these codes ("bpe" in the config)
+  data::Bpe bpe;
+  std::string bpe_summary;     // what the codes did to the corpus: pairs kept, vocabularies, and without them
 };
 
 // The config for --task NAME: copy, reverse, sort, dates, grid, or a .tsv file.
@@ -35,12 +41,15 @@ nlohmann::json default_task_config(const std::string& task);
 // reproducible from `seed`. Every field is checked first: a missing, unknown,
 // mistyped or out-of-range key is a ValueError naming `where` and the key. For a
 // corpus, the returned config holds the file's checksum (an IOError if the config
-// already held another).
-TaskData make_task(const nlohmann::json& config, std::uint64_t seed, const std::string& where = "task");
+// already held another). A corpus with "bpe" uses `codes` when given (a checkpoint's), else
+// learns them from the training split only (never from the held-out pairs).
+TaskData make_task(const nlohmann::json& config, std::uint64_t seed, const std::string& where = "task",
+                   const data::Bpe* codes = nullptr);
 
 // How a user's sentence is cut into tokens for this task: as the corpus was
-// (lowercased, punctuation split), characters for dates, whitespace otherwise.
-data::Tokens tokenize(const nlohmann::json& task_config, const std::string& text);
+// (lowercased, punctuation split), characters for dates, whitespace otherwise; then
+// into subwords when the run has codes (`bpe`).
+data::Tokens tokenize(const nlohmann::json& task_config, const std::string& text, const data::Bpe* bpe = nullptr);
 std::string detokenize(const nlohmann::json& task_config, const data::Tokens& tokens);
 
 }  // namespace attn::cli

@@ -4,6 +4,7 @@
 // built before the first byte is written.
 #include "commands.hpp"
 #include "../models/conv_attention.hpp"
+#include "output.hpp"
 #include "parse.hpp"
 #include "progress.hpp"
 #include "run_config.hpp"
@@ -11,6 +12,7 @@
 #include <cmath>
 #include <filesystem>
 #include <iostream>
+#include <set>
 
 namespace attn::cli {
 
@@ -23,6 +25,8 @@ void apply_setting(nlohmann::json& model, const std::string& setting) {
   if (!valid_utf8(setting))
     throw ValueError("--set '" + setting.substr(0, eq) + "=...': not valid UTF-8 text (config.json stores UTF-8 only)");
   const std::string key = setting.substr(0, eq), text = setting.substr(eq + 1);
+  if (key == "model")  // the model decides which keys exist: it is chosen first, by its own flag
+    throw ValueError("--set " + setting + ": 'model' cannot be set with --set; choose the model with --model " + text);
   nlohmann::json value;
   try {
     value = nlohmann::json::parse(text);
@@ -57,6 +61,49 @@ std::string vocab_text(const data::Vocab& src, const data::Vocab& tgt) {
       .dump();
 }
 
+// Builds the model the settings describe (a small vocabulary: the settings fail fast, before any
+// data is made). When the model refuses them, the message names the --set that is to blame:
+// the last one whose removal lets the model build.
+void check_settings(const nlohmann::json& model, const std::string& name, const std::vector<std::string>& settings) {
+  const std::string where = "the model's settings (--model, --set)";
+  try {
+    build_model(model, 8, 8, where);
+  } catch (const Error& e) {
+    const nlohmann::json defaults = models::default_model_config(name);
+    std::set<std::string> tried;  // a key given twice: its last value is the one in force
+    for (auto it = settings.rbegin(); it != settings.rend(); ++it) {
+      const std::string& setting = *it;
+      const std::string key = setting.substr(0, setting.find('='));
+      if (!tried.insert(key).second) continue;
+      nlohmann::json without = model;
+      if (defaults.contains(key)) without[key] = defaults.at(key);
+      else without.erase(key);
+      try {
+        build_model(without, 8, 8, where);
+      } catch (const Error&) {
+        continue;
+      }
+      throw ValueError("--set " + setting + ": " + e.what());
+    }
+    throw;
+  }
+}
+
+// `train --resume DIR --bpe N`: allowed only if N is the run's own number of merges.
+void check_resumed_bpe(const std::string& dir, std::uint64_t merges) {
+  const Checkpoint unit(dir);
+  const nlohmann::json config = unit.read_json("config.json");
+  const nlohmann::json task = config.contains("task") ? config.at("task") : nlohmann::json::object();
+  if (!task.is_object() || !task.contains("bpe"))
+    throw ValueError("train --resume: --bpe " + std::to_string(merges) + ": the run in " + dir +
+                     " was trained on words, without --bpe; a run keeps its tokens (train a new run with --bpe)");
+  const std::uint64_t own = Fields(task, unit.name("config.json") + ": task").count("bpe", 1, kMaxMerges);
+  if (own != merges)
+    throw ValueError("train --resume: --bpe " + std::to_string(merges) + " differs from the run's --bpe " +
+                     std::to_string(own) + " (" + unit.name("config.json") +
+                     "); a run keeps its subword codes: leave --bpe out, or train a new run");
+}
+
 }  // namespace
 
 TrainResult train_run(nlohmann::json config, const std::string& out, TrainMode mode, std::uint64_t new_steps) {
@@ -81,9 +128,18 @@ TrainResult train_run(nlohmann::json config, const std::string& out, TrainMode m
     throw ValueError("train --resume: the grid captioner's training cannot resume (models/grid_train keeps no "
                      "optimizer state); train again with more --steps");
   manual_seed(s.seed);
-  TaskData task = make_task(config.at("task"), s.seed, where + ": task");
+  // A resumed run keeps its subword codes (bpe.codes, checked against the manifest).
+  data::Bpe codes;
+  const bool resume_codes = mode == TrainMode::Resume && config.at("task").contains("bpe");
+  if (mode == TrainMode::Resume && resume_codes != unit->lists(kCodesFile))
+    throw IOError(unit->name(kCodesFile) + (resume_codes ? ": missing (config.json's task has \"bpe\")"
+                                                         : ": listed in manifest.json, but config.json's task has no \"bpe\""));
+  if (resume_codes) codes = read_codes(unit->path(kCodesFile), unit->name(kCodesFile));
+  TaskData task = make_task(config.at("task"), s.seed, where + ": task", resume_codes ? &codes : nullptr);
   config["task"] = task.config;  // with the corpus' checksum
   if (!task.warning.empty()) std::cout << "warning: " << task.warning << std::endl;
+  if (!task.bpe_summary.empty()) std::cout << task.bpe_summary << std::endl;
+  const data::Bpe* bpe = task.has_bpe ? &task.bpe : nullptr;
   std::unique_ptr<models::Seq2Seq> model =
       build_model(config.at("model"), task.src_vocab.size(), task.tgt_vocab.size(),
                   mode == TrainMode::Resume ? where : "the model's settings (--model, --set)");
@@ -105,6 +161,7 @@ TrainResult train_run(nlohmann::json config, const std::string& out, TrainMode m
   std::size_t longest = 0;  // evaluation decodes no further than a Transformer's positions reach
   for (const auto& e : task.split.test) longest = std::max(longest, e.src.size());
   options.eval.max_len = decode_limit(config.at("model"), longest);
+  options.eval.keep_predictions = true;  // scored on words (cli/word_scores.hpp)
   models::Trainer trainer(*model, task.split.train, task.src_vocab, task.tgt_vocab, options);
   trainer.set_eval_data(task.split.test);
   if (s.warmup > 0)  // before load_checkpoint, which replays the schedule to the saved step
@@ -133,8 +190,10 @@ TrainResult train_run(nlohmann::json config, const std::string& out, TrainMode m
 
   // 3. Train; each checkpoint is one unit, committed whole (cli/run_dir.hpp).
   trainer.on_checkpoint = [&] {
+    std::map<std::string, std::string> texts;
+    if (bpe) texts[kCodesFile] = bpe->to_text();
     commit_checkpoint(out, config, task.src_vocab, task.tgt_vocab,
-                      [&](const std::string& folder) { trainer.save_checkpoint(folder + "/model"); });
+                      [&](const std::string& folder) { trainer.save_checkpoint(folder + "/model"); }, texts);
   };
   std::cout << "training " << config["model"]["model"].get<std::string>() << " (" << model->num_parameters()
             << " parameters, " << s.dtype << ") on " << task.config.at("name").get<std::string>() << ": "
@@ -151,13 +210,14 @@ TrainResult train_run(nlohmann::json config, const std::string& out, TrainMode m
   trainer.on_evaluation = [&](const models::Evaluation& e) {
     if (e.step >= options.steps) return;  // the final one is printed by the caller
     bar.finish();
+    const WordScores w = word_scores(e, task.split.test, bpe);
     std::printf("  eval at step %zu: exact match %.1f%%, token accuracy %.1f%%, BLEU %.2f\n", e.step,
-                100 * e.overall.exact_match(), 100 * e.overall.token_accuracy(),
-                100 * models::bleu_from_stats(e.bleu).score);
+                100 * w.overall.exact_match(), 100 * e.overall.token_accuracy(), w.overall.bleu_percent());
   };
   trainer.train();  // ends with an evaluation and a checkpoint at the last step
   bar.finish();
   result.evaluation = trainer.last_evaluation();
+  result.scores = word_scores(result.evaluation, task.split.test, bpe);
   const std::vector<std::string> plots = write_curves(out, result, task.config.at("name") == "tsv");
   std::cout << "plots:";
   for (const auto& p : plots) std::cout << " " << p;
@@ -166,13 +226,12 @@ TrainResult train_run(nlohmann::json config, const std::string& out, TrainMode m
 }
 
 std::vector<std::string> write_curves(const std::string& dir, const TrainResult& result, bool bleu) {
-  const models::Evaluation& e = result.evaluation;
   const std::string from =
       result.steps.empty() || result.steps.front() <= 10 ? "" : " (from step " + format_step(result.steps.front()) + ")";
   std::vector<std::string> written;
   auto save = [&](const std::string& name, const std::string& svg) {
     written.push_back(dir + "/" + name);
-    viz::save_text(written.back(), svg);
+    write_own_file(written.back(), svg);  // the run's own plots: replaced, never written through a link
   };
   viz::LinePlotOptions loss;
   loss.title = "training loss" + from;
@@ -186,15 +245,15 @@ std::vector<std::string> write_curves(const std::string& dir, const TrainResult&
   lr.y_from_zero = true;
   save("lr.svg", viz::line_plot_svg({{"lr", result.steps, result.lrs}}, lr));
   viz::Series exact{"exact match", {}, {}}, bleu_series{"BLEU", {}, {}};
-  for (const auto& [len, c] : e.by_length) {
+  for (const auto& [len, c] : result.scores.by_length) {  // on words (cli/word_scores.hpp)
     exact.x.push_back(static_cast<double>(len));
     exact.y.push_back(100 * c.exact_match());
     bleu_series.x.push_back(static_cast<double>(len));
-    bleu_series.y.push_back(100 * models::bleu_from_stats(e.bleu_by_length.at(len)).score);
+    bleu_series.y.push_back(c.bleu_percent());
   }
   viz::LinePlotOptions by_length;
   by_length.title = "held-out exact match by source length";
-  by_length.x_label = "source length (tokens)";
+  by_length.x_label = "source length (words)";
   by_length.y_label = "exact match (%)";
   by_length.y_from_zero = true;
   by_length.markers = true;
@@ -220,7 +279,7 @@ void add_train_command(CLI::App& app) {
     bool lowercase = true, split_punctuation = true, char_level = false;
     double valid_fraction = 0.05;
     std::string test_file;
-    std::uint64_t min_freq = 1, max_vocab = 0;
+    std::uint64_t min_freq = 1, max_vocab = 0, bpe = 0;
   };
   auto o = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand("train", "Train a chapter's model on a task; checkpoints go to --out");
@@ -256,6 +315,9 @@ void add_train_command(CLI::App& app) {
             "FILE.tsv: words seen fewer times in training read as <unk> (default 1)");
   add_count(cmd, "--max-vocab", o->max_vocab, 0, 100000,
             "FILE.tsv: keep the most frequent words per side only (default 0: all)");
+  add_count(cmd, "--bpe", o->bpe, 1, kMaxMerges,
+            "FILE.tsv: learn N joint byte-pair merges from the training split and train on subwords "
+            "(--max-length, --min-freq and --max-vocab then count subwords; kept by --resume)");
   cmd->add_option("--set", o->settings, "a model setting KEY=VALUE, e.g. --set decoder_dim=128 (repeatable)");
   add_count(cmd, "--seed", o->seed, 0, kMaxSeed);
   cmd->add_option("--out", o->out, "the run folder (new or empty, unless --overwrite)");
@@ -273,9 +335,10 @@ void add_train_command(CLI::App& app) {
           throw ValueError(std::string("train --resume: ") + flag +
                            " cannot change a run (it continues as its config.json describes; only --steps may change)");
       if (o->resume.empty()) throw ValueError("--resume: expected a run folder, got an empty value");
+      if (cmd->count("--bpe")) check_resumed_bpe(o->resume, o->bpe);
       const TrainResult r = train_run({}, o->resume, TrainMode::Resume, cmd->count("--steps") ? o->steps : 0);
-      std::printf("exact match on the test set: %.1f%%, BLEU %.2f\n", 100 * r.evaluation.overall.exact_match(),
-                  100 * models::bleu_from_stats(r.evaluation.bleu).score);
+      std::printf("exact match on the test set: %.1f%%, BLEU %.2f\n", 100 * r.scores.overall.exact_match(),
+                  r.scores.overall.bleu_percent());
       return;
     }
     if (o->out.empty()) throw ValueError("train: --out DIR is required (where checkpoints go)");
@@ -285,8 +348,7 @@ void add_train_command(CLI::App& app) {
                                             "with a sequence model");
     nlohmann::json model = o->model == "grid" ? default_grid_model_config() : models::default_model_config(o->model);
     for (const auto& s : o->settings) apply_setting(model, s);
-    if (o->model != "grid")  // the settings fail fast, before any data is made
-      build_model(model, 8, 8, "the model's settings (--model, --set)");
+    if (o->model != "grid") check_settings(model, o->model, o->settings);
     nlohmann::json task = default_task_config(o->task);
     // A flag that does not apply to the task is an error, not silently ignored.
     for (const char* flag : {"--min-length", "--max-length", "--n-train", "--skip-malformed"}) {
@@ -301,6 +363,9 @@ void add_train_command(CLI::App& app) {
     if (cmd->count("--n-train")) task["n_train"] = o->n_train;
     if (o->skip_malformed) task["skip_malformed"] = true;
     if (task.at("name") == "tsv") {
+      if (cmd->count("--bpe") && o->char_level)
+        throw ValueError("train: --bpe splits words into subwords; it does not go with --char-level");
+      if (cmd->count("--bpe")) task["bpe"] = o->bpe;
       task["lowercase"] = o->lowercase;
       task["split_punctuation"] = o->split_punctuation && !o->char_level;
       task["char_level"] = o->char_level;
@@ -311,7 +376,7 @@ void add_train_command(CLI::App& app) {
         task["test_file"] = std::filesystem::absolute(o->test_file).lexically_normal().string();
     } else {
       for (const char* flag : {"--lowercase", "--split-punctuation", "--char-level", "--valid-fraction", "--test-file",
-                               "--min-freq", "--max-vocab"})
+                               "--min-freq", "--max-vocab", "--bpe"})
         if (cmd->count(flag)) throw ValueError(std::string("train: ") + flag + " is for a FILE.tsv task only");
     }
     nlohmann::json config = {{"format", "attn-checkpoint"}, {"model", model}, {"task", task}, {"seed", o->seed},
@@ -333,8 +398,7 @@ void add_train_command(CLI::App& app) {
     }
     const TrainResult r = train_run(config, o->out, o->overwrite ? TrainMode::Overwrite : TrainMode::New);
     std::printf("exact match on the test set: %.1f%%, BLEU %.2f  (checkpoint: %s)\n",
-                100 * r.evaluation.overall.exact_match(), 100 * models::bleu_from_stats(r.evaluation.bleu).score,
-                o->out.c_str());
+                100 * r.scores.overall.exact_match(), r.scores.overall.bleu_percent(), o->out.c_str());
   });
 }
 

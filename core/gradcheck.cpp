@@ -23,10 +23,18 @@ Shape unravel(std::size_t flat, const Shape& shape) {
 
 GradcheckReport gradcheck(const GradcheckFn& f, const std::vector<Tensor>& inputs,
                           const GradcheckOptions& options) {
-  for (std::size_t i = 0; i < inputs.size(); ++i)
+  bool any_checked = false;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i].defined()) throw ValueError("gradcheck: input " + std::to_string(i) + " is undefined");
     if (inputs[i].requires_grad() && inputs[i].dtype() != Dtype::Float64)
       throw ValueError("gradcheck: input " + std::to_string(i) +
                        " is float32; finite differences need float64 (use .to(attn::Dtype::Float64))");
+    any_checked = any_checked || inputs[i].requires_grad();
+  }
+  // A check of nothing must not read as a pass.
+  if (!any_checked)
+    throw ValueError("gradcheck: none of the " + std::to_string(inputs.size()) +
+                     " inputs requires grad, so there is nothing to check (make them with requires_grad=true)");
 
   // The scalar we differentiate: L = sum(f(inputs) * r).
   Tensor r;
@@ -69,9 +77,11 @@ GradcheckReport gradcheck(const GradcheckFn& f, const std::vector<Tensor>& input
       const double a = analytic.flat(k);
       const double err = std::abs(a - numeric);
       const double allowed = options.atol + options.rtol * std::abs(numeric);
-      item.max_abs_error = std::max(item.max_abs_error, err);
-      item.max_rel_error = std::max(item.max_rel_error, err / std::max(std::abs(numeric), 1e-8));
-      if (!(err <= allowed)) item.ok = false;  // also catches NaN
+      // A NaN error is never "not too large", and once seen it stays in the report (std::max would drop it).
+      const double rel = err / std::max(std::abs(numeric), 1e-8);
+      item.max_abs_error = std::isnan(err) || std::isnan(item.max_abs_error) ? NAN : std::max(item.max_abs_error, err);
+      item.max_rel_error = std::isnan(rel) || std::isnan(item.max_rel_error) ? NAN : std::max(item.max_rel_error, rel);
+      if (!(err <= allowed)) item.ok = false;
       const double score = std::isnan(err) ? INFINITY : err / allowed;
       if (score > worst_score) {
         worst_score = score;

@@ -43,7 +43,9 @@ struct GradcheckReport {
 
 using GradcheckFn = std::function<Tensor(const std::vector<Tensor>&)>;
 
-// Throws ValueError when an input that requires grad is not float64.
+// Throws ValueError when an input that requires grad is not float64, and when no
+// input requires grad (nothing would be checked). A NaN anywhere (value, analytic
+// or numeric gradient) fails the check and shows as nan in the report.
 GradcheckReport gradcheck(const GradcheckFn& f, const std::vector<Tensor>& inputs,
                           const GradcheckOptions& options = {});
 

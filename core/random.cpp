@@ -32,6 +32,20 @@ Tensor rand(const Shape& shape, Dtype dtype, Generator& gen) { return uniform(sh
 Tensor randn(const Shape& shape, Dtype dtype, Generator& gen) {
   return fill(shape, dtype, [&] { return gen.normal(); });
 }
+Tensor rand(const Shape& shape, bool requires_grad, Dtype dtype, Generator& gen) {
+  return rand(shape, dtype, requires_grad, gen);
+}
+Tensor randn(const Shape& shape, bool requires_grad, Dtype dtype, Generator& gen) {
+  return randn(shape, dtype, requires_grad, gen);
+}
+Tensor rand(const Shape& shape, Dtype dtype, bool requires_grad, Generator& gen) {
+  Tensor t = rand(shape, dtype, gen);
+  return t.requires_grad_(requires_grad);
+}
+Tensor randn(const Shape& shape, Dtype dtype, bool requires_grad, Generator& gen) {
+  Tensor t = randn(shape, dtype, gen);
+  return t.requires_grad_(requires_grad);
+}
 Tensor uniform(const Shape& shape, double low, double high, Dtype dtype, Generator& gen) {
   return fill(shape, dtype, [&] { return gen.uniform(low, high); });
 }

@@ -27,6 +27,16 @@ void manual_seed(std::uint64_t seed);  // seeds default_generator()
 
 Tensor rand(const Shape& shape, Dtype dtype = Dtype::Float64, Generator& gen = default_generator());
 Tensor randn(const Shape& shape, Dtype dtype = Dtype::Float64, Generator& gen = default_generator());
+// With requires_grad, as PyTorch's torch.randn(3, 4, requires_grad=True):
+//   attn::randn({3, 4}, /*requires_grad=*/true)
+//   attn::randn({3, 4}, Dtype::Float32, /*requires_grad=*/true, gen)
+// The values are those of the same call without it (same generator, same draws).
+Tensor rand(const Shape& shape, bool requires_grad, Dtype dtype = Dtype::Float64,
+            Generator& gen = default_generator());
+Tensor randn(const Shape& shape, bool requires_grad, Dtype dtype = Dtype::Float64,
+             Generator& gen = default_generator());
+Tensor rand(const Shape& shape, Dtype dtype, bool requires_grad, Generator& gen = default_generator());
+Tensor randn(const Shape& shape, Dtype dtype, bool requires_grad, Generator& gen = default_generator());
 Tensor uniform(const Shape& shape, double low, double high, Dtype dtype = Dtype::Float64,
                Generator& gen = default_generator());
 

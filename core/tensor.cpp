@@ -106,6 +106,11 @@ Tensor full(const Shape& shape, double value, Dtype dtype, bool requires_grad) {
 }
 Tensor zeros(const Shape& shape, Dtype dtype, bool requires_grad) { return full(shape, 0.0, dtype, requires_grad); }
 Tensor ones(const Shape& shape, Dtype dtype, bool requires_grad) { return full(shape, 1.0, dtype, requires_grad); }
+Tensor zeros(const Shape& shape, bool requires_grad, Dtype dtype) { return full(shape, 0.0, dtype, requires_grad); }
+Tensor ones(const Shape& shape, bool requires_grad, Dtype dtype) { return full(shape, 1.0, dtype, requires_grad); }
+Tensor full(const Shape& shape, double value, bool requires_grad, Dtype dtype) {
+  return full(shape, value, dtype, requires_grad);
+}
 Tensor zeros_like(const Tensor& t) { return zeros(t.shape(), t.dtype()); }
 Tensor ones_like(const Tensor& t) { return ones(t.shape(), t.dtype()); }
 Tensor arange(std::size_t n, Dtype dtype) {

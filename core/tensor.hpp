@@ -66,6 +66,10 @@ Tensor zeros(const Shape& shape, Dtype dtype = Dtype::Float64, bool requires_gra
 Tensor ones(const Shape& shape, Dtype dtype = Dtype::Float64, bool requires_grad = false);
 Tensor full(const Shape& shape, double value, Dtype dtype = Dtype::Float64,
             bool requires_grad = false);
+// PyTorch's order too: zeros({2, 3}, /*requires_grad=*/true), dtype after it.
+Tensor zeros(const Shape& shape, bool requires_grad, Dtype dtype = Dtype::Float64);
+Tensor ones(const Shape& shape, bool requires_grad, Dtype dtype = Dtype::Float64);
+Tensor full(const Shape& shape, double value, bool requires_grad, Dtype dtype = Dtype::Float64);
 Tensor zeros_like(const Tensor& t);
 Tensor ones_like(const Tensor& t);
 Tensor arange(std::size_t n, Dtype dtype = Dtype::Float64);  // 0, 1, ..., n-1

@@ -4,6 +4,7 @@
 #include "vocab.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <istream>
@@ -110,7 +111,18 @@ Corpus read_tsv(std::istream& in, const std::string& name, const CorpusOptions& 
     std::string problem;
     const auto tab = line.find('\t');
     std::string src, tgt;
-    if (!is_valid_utf8(line)) {
+    // A control byte (NUL, ESC, a CR inside the line...) is no text: the tab alone separates.
+    const auto control = std::find_if(line.begin(), line.end(), [](char ch) {
+      const auto c = static_cast<unsigned char>(ch);
+      return (c < 0x20 && c != '\t') || c == 0x7f;
+    });
+    if (control != line.end()) {
+      const auto c = static_cast<unsigned char>(*control);
+      char code[8];
+      std::snprintf(code, sizeof code, "0x%02x", c);
+      problem = std::string("a control character (") + (c == 0 ? "NUL" : code) + ") at byte " +
+                std::to_string(control - line.begin() + 1) + " of the line";
+    } else if (!is_valid_utf8(line)) {
       problem = "not valid UTF-8";
     } else if (tab == std::string::npos) {
       problem = "no tab between source and target";

@@ -8,7 +8,8 @@
 // Columns after the second are ignored. Lines must be UTF-8; a Windows line
 // end (\r\n) and a byte-order mark at the start of the file are accepted.
 // Completely empty lines are skipped silently. A malformed line (no tab, a side
-// that is empty or only blanks, bytes that are not UTF-8) throws an IOError
+// that is empty or only blanks, bytes that are not UTF-8, a control byte other than
+// the tab, such as NUL or ESC) throws an IOError
 // naming the file and the line number, or, with skip_malformed, is skipped
 // and counted.
 #pragma once

@@ -14,11 +14,12 @@
 // in length to each hypothesis (the shorter one on a tie). BLEU is 0 when any
 // p_n is 0 or the hypotheses are empty.
 //
-// NLTK (nltk.translate.bleu_score) gives the same numbers, with one difference
-// in counting: its modified_precision divides by max(1, n-grams), so a
-// hypothesis shorter than n adds one n-gram of order n that never matches.
-// nltk_counts = true counts that way too (sentence_bleu always does, since
-// its smoothing needs a nonzero count).
+// NLTK (nltk.translate.bleu_score) counts one thing differently: its
+// modified_precision divides by max(1, n-grams), so a hypothesis shorter than n
+// adds one n-gram of order n that never matches. attn counts as NLTK does by
+// default (nltk_counts = true), so that the BLEU it reports is the one a user
+// recomputes with NLTK's corpus_bleu from the same words; nltk_counts = false
+// gives Papineni et al.'s counts (and sacreBLEU's), which are never lower.
 #pragma once
 
 #include "../data/example.hpp"
@@ -39,7 +40,7 @@ struct BleuOptions {
   std::size_t max_order = 4;              // N: orders 1..N, each weighted 1/N
   Smoothing smoothing = Smoothing::None;
   double epsilon = 0.1;                   // Smoothing::Epsilon only
-  bool nltk_counts = false;               // count max(1, n-grams) per sentence, as NLTK does
+  bool nltk_counts = true;                // count max(1, n-grams) per sentence, as NLTK does
 };
 
 // The counts BLEU needs, which add up over sentences (so corpus BLEU, or BLEU

@@ -14,6 +14,7 @@
 #include "../nn/module.hpp"
 
 #include <string>
+#include <vector>
 
 namespace attn::io {
 
@@ -31,6 +32,16 @@ void save(const nn::Module& module, const std::string& path);
 // once to check its length and CRC, and only then decompressed straight into
 // the module's tensors: the peak memory is the model plus a 64 KiB buffer.
 // File problems are IOErrors too (docs/checkpoint-format.md lists them).
-void load(nn::Module& module, const std::string& path);
+//
+// With strict = false, as PyTorch's load_state_dict(strict=False), missing and
+// unexpected keys are allowed: the keys both have are loaded, the module's
+// others keep their values, and the keys left out are returned. A shape
+// mismatch still throws (PyTorch's does too). With strict = true both lists
+// come back empty.
+struct IncompatibleKeys {
+  std::vector<std::string> missing_keys;     // in the module, not in the file: left as they were
+  std::vector<std::string> unexpected_keys;  // in the file, not in the module: not read
+};
+IncompatibleKeys load(nn::Module& module, const std::string& path, bool strict = true);
 
 }  // namespace attn::io

@@ -24,7 +24,9 @@ nlohmann::json parse_json(const std::string& text, const std::string& where, con
 
 // Reads and parses the file at `path` (its size is checked first), or throws
 // an IOError starting with the path: "cannot open (missing or unreadable)",
-// too large, too deeply nested, or "not valid JSON (...)".
+// too large, too deeply nested, or "not valid JSON (...)". A control character
+// (NUL, ESC, a newline inside a string: raw or escaped as "\u0000", "\n") is refused as
+// "path:line: a control character (NUL) ...": attn's files hold printable text only.
 nlohmann::json read_json_file(const std::string& path, const JsonLimits& limits = {});
 
 }  // namespace attn::io

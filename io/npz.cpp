@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -20,6 +21,31 @@
 namespace attn::io {
 
 namespace {
+
+// The first name that appears twice in a zip's central directory (libzip refuses such an
+// archive without naming it): the end record gives the directory's place, each entry its name.
+std::string duplicate_member(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) return "?";
+  std::string bytes;
+  char buffer[1 << 16];
+  for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, f)) > 0 && bytes.size() < (std::size_t(64) << 20);)
+    bytes.append(buffer, n);
+  std::fclose(f);
+  auto u16 = [&](std::size_t at) { return at + 2 <= bytes.size() ? unsigned(std::uint8_t(bytes[at])) | unsigned(std::uint8_t(bytes[at + 1])) << 8 : 0u; };
+  auto u32 = [&](std::size_t at) { return at + 4 <= bytes.size() ? std::size_t(u16(at)) | std::size_t(u16(at + 2)) << 16 : std::size_t(0); };
+  const std::size_t end = bytes.rfind(std::string("PK\x05\x06", 4));
+  if (end == std::string::npos) return "?";
+  std::set<std::string> seen;
+  std::size_t at = u32(end + 16);
+  for (unsigned i = 0, n = u16(end + 10); i < n && at + 46 <= bytes.size() && u32(at) == 0x02014b50; ++i) {
+    const std::size_t name_length = u16(at + 28), extra = u16(at + 30), comment = u16(at + 32);
+    const std::string name = bytes.substr(at + 46, name_length);
+    if (!seen.insert(name).second) return name;
+    at += 46 + name_length + extra + comment;
+  }
+  return "?";
+}
 
 // libzip's message for an error code, e.g. "Not a zip archive".
 std::string zip_message(int code) {
@@ -139,6 +165,9 @@ NpzReader::NpzReader(const std::string& path) : path_(path) {
   int code = 0;
   // ZIP_CHECKCONS: also check that the archive's directories agree with each other.
   zip_t* zip = zip_open(path.c_str(), ZIP_RDONLY | ZIP_CHECKCONS, &code);
+  if (!zip && code == ZIP_ER_EXISTS)  // libzip's words are "File already exists": say which name is there twice
+    throw IOError("load_npz: cannot read '" + path + "': the archive holds two members named '" +
+                  duplicate_member(path) + "' (damaged, or not written by numpy or attn)");
   if (!zip)
     throw IOError("load_npz: cannot read '" + path + "': " + zip_message(code) +
                   (code == ZIP_ER_NOZIP ? " (truncated, or not an .npz file at all)" : ""));

@@ -9,14 +9,24 @@ namespace attn::nn {
 namespace {
 
 // Checks that targets has the shape of scores without the class dim:
-// scores [..., C] go with targets [...].
+// scores [..., C] go with targets [...]. Where the shapes fit PyTorch's class
+// dim 1 instead ([N, C, d1, ...] with [N, d1, ...]) the message says what to write.
 void check_targets(const char* op, const Tensor& scores, const Index& targets) {
   if (!scores.defined()) throw ValueError(std::string(op) + ": the input tensor is undefined");
   const Shape shape = scores.shape();
   const Shape target_shape(targets.shape().begin(), targets.shape().end());
-  if (shape.empty() || Shape(shape.begin(), shape.end() - 1) != target_shape)
-    throw ShapeError(std::string(op) + ": expected input [..., C] and targets [...] (the input's shape without its " +
-                     "last, class dim), got input " + shape_str(shape) + " and targets " + shape_str(target_shape));
+  if (!shape.empty() && Shape(shape.begin(), shape.end() - 1) == target_shape) return;
+  std::string message = std::string(op) + ": expected input [..., C] and targets [...] (the input's shape without its " +
+                        "last, class dim), got input " + shape_str(shape) + " and targets " + shape_str(target_shape);
+  Shape without_dim1 = shape;
+  if (shape.size() >= 3) without_dim1.erase(without_dim1.begin() + 1);
+  if (shape.size() >= 3 && without_dim1 == target_shape && std::string(op) == "cross_entropy")
+    message += ". That is PyTorch's layout, class dim 1 (input [N, C, d1, ...], targets [N, d1, ...]): write "
+               "nn::cross_entropy(logits, targets, nn::CrossEntropyOptions().class_dim(1)), or give logits [N, d1, ..., C]";
+  else
+    message += " (PyTorch's layout, input [N, C, d1, ...] with targets [N, d1, ...], needs "
+               "nn::CrossEntropyOptions().class_dim(1))";
+  throw ShapeError(message);
 }
 
 // Throws unless every target is in [0, C) or ignore_index; returns how many are not ignored.
@@ -80,6 +90,32 @@ Tensor cross_entropy(const Tensor& logits, const Index& targets, long ignore_ind
   Tensor log_p = log_softmax(logits, -1);     // [..., C]
   Tensor losses = -sum(q * log_p, {-1});      // [...]: -sum_c q[c] log p[c]
   return reduce(losses, count, reduction);
+}
+
+Tensor cross_entropy(const Tensor& logits, const Index& targets, const CrossEntropyOptions& options) {
+  if (!logits.defined()) throw ValueError("cross_entropy: the input tensor is undefined");
+  const Shape shape = logits.shape();
+  const long rank = static_cast<long>(shape.size());
+  const long dim = options.class_dim() < 0 ? options.class_dim() + rank : options.class_dim();
+  if (rank == 0 || dim < 0 || dim >= rank)
+    throw ValueError("cross_entropy: class_dim " + std::to_string(options.class_dim()) + " is out of range for input " +
+                     shape_str(shape));
+  Tensor class_last = logits;
+  if (dim != rank - 1) {
+    Shape expected = shape;
+    expected.erase(expected.begin() + dim);
+    const Shape target_shape(targets.shape().begin(), targets.shape().end());
+    if (expected != target_shape)
+      throw ShapeError("cross_entropy: with class_dim " + std::to_string(options.class_dim()) +
+                       " expected targets shaped like the input without that dim, " + shape_str(expected) +
+                       ", got input " + shape_str(shape) + " and targets " + shape_str(target_shape));
+    std::vector<long> order;  // every dim but the class dim, in order, then the class dim
+    for (long d = 0; d < rank; ++d)
+      if (d != dim) order.push_back(d);
+    order.push_back(dim);
+    class_last = permute(logits, order);  // [N, C, d1, ...] -> [N, d1, ..., C]
+  }
+  return cross_entropy(class_last, targets, options.ignore_index(), options.label_smoothing(), options.reduction());
 }
 
 Tensor nll_loss(const Tensor& log_probs, const Index& targets, long ignore_index, Reduction reduction) {

@@ -83,8 +83,8 @@ T lane_sum(Lane<const T, S> x, std::size_t n) {
   return s;
 }
 
-// Each lane divided by its sum. A lane whose sum is 0 (every entry blocked, in
-// masked_softmax) stays all 0.
+// Each lane divided by its sum. A lane whose sum is 0 (every entry -inf, or blocked
+// in masked_softmax) stays all 0, as on the composed path (core/ops/softmax.cpp).
 template <class T>
 void divide_by_lane_sums(T* y, const Blocks& b) {
   for_each_lane(b, [&](std::size_t start, auto stride) {
@@ -160,7 +160,8 @@ Tensor log_softmax_(const Tensor& x, std::size_t axis) {
   for_each_lane(b, [&](std::size_t start, auto stride) {  // y = y - log sum of e's lane
     using S = decltype(stride);
     Lane<T, S> out{y.data() + start, stride};
-    const T log_sum = std::log(lane_sum(Lane<const T, S>{e.data() + start, stride}, b.n));
+    const T sum = lane_sum(Lane<const T, S>{e.data() + start, stride}, b.n);
+    const T log_sum = sum == T(0) ? T(0) : std::log(sum);  // a lane of -inf stays -inf (log of softmax's 0), not NaN
     for (std::size_t j = 0; j < b.n; ++j) out[j] -= log_sum;
   });
   return record<T>("log_softmax", std::move(y), {x}, [b](Node<T>& out) {

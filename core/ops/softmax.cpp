@@ -23,12 +23,20 @@ xt::xarray<T> lane_max(const xt::xarray<T>& x, std::size_t axis) {
   return xt::where(xt::isfinite(m), m, T(0));
 }
 
+// The sum of exp(x - m) along axis, with 1 in place of 0: a lane of -inf (every key
+// masked) sums to 0, and dividing by 1 leaves its weights 0 instead of 0/0 = NaN.
+template <class T>
+xt::xarray<T> lane_sum_or_one(const xt::xarray<T>& e, std::size_t axis) {
+  xt::xarray<T> s = xt::sum(e, {axis}, kKeep);
+  return xt::where(xt::equal(s, T(0)), T(1), s);
+}
+
 template <class T>
 Tensor softmax_(const Tensor& x, std::size_t axis) {
   const xt::xarray<T>& v = x.data<T>();
   // softmax(x)_j = exp(x_j - m) / sum_i exp(x_i - m)
   xt::xarray<T> e = xt::exp(v - lane_max(v, axis));
-  xt::xarray<T> y = e / xt::sum(e, {axis}, kKeep);
+  xt::xarray<T> y = e / lane_sum_or_one(e, axis);  // a lane of -inf gives 0, not NaN
   return record<T>("softmax", std::move(y), {x}, [axis](Node<T>& out) {
     // d y_i/dx_j = y_i (delta_ij - y_j), so dx = y * (g - sum_i g_i y_i)
     const xt::xarray<T>& y = out.value;
@@ -40,9 +48,9 @@ Tensor softmax_(const Tensor& x, std::size_t axis) {
 template <class T>
 Tensor log_softmax_(const Tensor& x, std::size_t axis) {
   const xt::xarray<T>& v = x.data<T>();
-  // log softmax(x)_j = (x_j - m) - log sum_i exp(x_i - m)
+  // log softmax(x)_j = (x_j - m) - log sum_i exp(x_i - m); a lane of -inf gives -inf (log of softmax's 0)
   xt::xarray<T> shifted = v - lane_max(v, axis);
-  xt::xarray<T> y = shifted - xt::log(xt::sum(xt::exp(shifted), {axis}, kKeep));
+  xt::xarray<T> y = shifted - xt::log(lane_sum_or_one(xt::xarray<T>(xt::exp(shifted)), axis));
   return record<T>("log_softmax", std::move(y), {x}, [axis](Node<T>& out) {
     // d y_i/dx_j = delta_ij - softmax(x)_j, so dx = g - exp(y) * sum_i g_i
     xt::xarray<T> g_sum = xt::sum(out.grad, {axis}, kKeep);

@@ -21,6 +21,7 @@
 #include <xeus/xinterpreter.hpp>
 
 #include <atomic>
+#include <future>
 #include <map>
 #include <memory>
 #include <set>
@@ -33,6 +34,7 @@ struct Settings {
   std::string root;                  // attn's source tree (help, docs)
   std::string library;               // libattn.so to load
   std::vector<std::string> compiler_args;
+  std::string preload;               // the header read while the kernel waits for its first cell; "" for none
 };
 
 class Interpreter : public xeus::xinterpreter {
@@ -50,6 +52,8 @@ class Interpreter : public xeus::xinterpreter {
 
  private:
   void configure_impl() override;
+  void start_engine();     // on the thread configure_impl starts
+  void wait_for_engine();  // before anything that compiles; throws if the compiler did not start
   nl::json execute_request_impl(int execution_counter, const std::string& code, bool silent, bool store_history,
                                 nl::json user_expressions, bool allow_stdin) override;
   nl::json complete_request_impl(const std::string& code, int cursor_pos) override;
@@ -80,6 +84,7 @@ class Interpreter : public xeus::xinterpreter {
   Settings settings_;
   History& history_;
   std::unique_ptr<Engine> engine_;
+  std::future<void> engine_ready_;  // start_engine's thread
   std::unique_ptr<OutputCapture> output_;
   std::vector<Cell> cells_;
   std::atomic<bool> cell_running_{false};

@@ -95,6 +95,10 @@ int main(int argc, char* argv[]) {
       "-fno-color-diagnostics",
       "-Wno-unused-value",
   };
+  // Off unless asked (ATTN_KERNEL_PRELOAD=attn_notebook.hpp): with the header read on the start
+  // thread, chapter 3's local attention trained at half speed (2.3 -> 5.0 ms a step), cause not yet found.
+  settings.preload = env_or("ATTN_KERNEL_PRELOAD", "none");
+  if (settings.preload == "none") settings.preload.clear();
   auto history = std::make_unique<kernel::History>();
   auto interpreter = std::make_unique<kernel::Interpreter>(settings, *history);
   interpreter_for_signals = interpreter.get();

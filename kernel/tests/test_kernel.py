@@ -459,14 +459,16 @@ class Rerun(unittest.TestCase):
                 self.assertTrue(self.ok(cell.replace("return 1;", "return 2;")).endswith("2\n"))
 
     def test_undo_keeps_a_cell_includes(self):
-        self.ok("#include <iostream>\nint kept_a = 1;")
+        # (Headers that attn_notebook.hpp does not bring, should a kernel read it at its start.)
+        self.ok("#include <iostream>\n#include <queue>\nint kept_a = 1;")
         self.ok("int kept_b = 2;")
         self.assertIn("#include lines stay", self.ok("%undo 2"))
         reply, outputs = self.run_cell("int c = kept_a;")
         self.assertEqual(reply["status"], "error", outputs)  # kept_a went with its cell's code
-        self.assertEqual(self.ok('int kept_a = 3;\nstd::cout << kept_a << "\\n";'), "3\n")  # iostream stayed
+        self.assertEqual(self.ok('int kept_a = 3;\nstd::queue<int> q;\nq.push(kept_a);\nstd::cout << q.front() << "\\n";'),
+                         "3\n")  # <queue> stayed
         # A cell that read a header after the cell to undo: refused, with the remedy.
-        self.ok("#include <set>\nstd::set<int> later = {1};")
+        self.ok("#include <unordered_set>\nstd::unordered_set<int> later = {1};")
         reply, outputs = self.run_cell("%undo 2")
         self.assertEqual(reply["status"], "error", outputs)
         self.assertEqual(reply["ename"], "UsageError")
@@ -548,6 +550,26 @@ class History(unittest.TestCase):
         self.assertEqual([i[2] for i in items], self.cells[-2:])
         items = self.history(hist_access_type="search", pattern="int hist_b*", output=True)
         self.assertEqual(items, [[items[0][0], 2, ["int hist_b = 2;", None]]])
+
+
+class Preload(unittest.TestCase):
+    """With ATTN_KERNEL_PRELOAD, the kernel reads attn_notebook.hpp at its start: a cell sent at once waits for it."""
+
+    def test_a_cell_sent_at_start_finds_attn_without_its_include(self):
+        os.environ["ATTN_KERNEL_PRELOAD"] = "attn_notebook.hpp"  # off by default (kernel/README)
+        try:
+            km, kc = start()
+        finally:
+            del os.environ["ATTN_KERNEL_PRELOAD"]
+        try:
+            reply, outputs = run(kc, 'std::cout << attn::tensor({1.0, 2.0}).shape().size() << "\\n";')
+            self.assertEqual(reply["status"], "ok", outputs)
+            self.assertEqual(text(outputs), "1\n")
+            reply, outputs = run(kc, '#include "attn_notebook.hpp"\nint after_include = 1;')  # reads nothing now
+            self.assertEqual(reply["status"], "ok", outputs)
+        finally:
+            kc.stop_channels()
+            km.shutdown_kernel(now=True)
 
 
 class Lifecycle(unittest.TestCase):

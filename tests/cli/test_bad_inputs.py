@@ -13,9 +13,11 @@ import json
 import os
 import shutil
 import struct
+import subprocess
 import sys
 import tempfile
 import unittest
+import warnings
 import zipfile
 
 import common
@@ -92,6 +94,8 @@ class BadInputs(unittest.TestCase):
         TRIED["inputs"] += 1
         if status < 0 or status >= 128:
             TRIED["crashes"] += 1
+        if os.environ.get("ATTN_TEST_SHOW"):  # prints each refusal's message, to compare two builds
+            print(f"\n[{' '.join(args)}]\n  {err.strip()}", file=sys.stderr)
         with self.subTest(args=args):
             common.check_failure(self, status, out, err, message, args)
         for f in folders:
@@ -384,6 +388,242 @@ class BadInputs(unittest.TestCase):
         self.refused_new(["train", "--task", odd_name, *small], "not valid UTF-8")
         os.makedirs(self.path("folder.tsv"), exist_ok=True)
         self.refused_new(["train", "--task", self.path("folder.tsv"), *small], "folder.tsv")
+
+    # ---- outputs: never an input, never a file of a run, never through a link ----
+
+    def write(self, name, data=b"mine\n"):
+        path = self.path(name)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "wb") as f:
+            f.write(data)
+        return path
+
+    def unchanged(self, path, data):
+        with open(path, "rb") as f:
+            self.assertEqual(f.read(), data, f"{path} was changed")
+
+    def test_output_is_an_input(self):
+        """An output that is a file the command reads, or a file of a run, is refused (even with --overwrite)."""
+        weights = os.path.join(unit(self.good), "model.npz")
+        for extra in ([], ["--overwrite"]):
+            self.refused(["eval", "--checkpoint", self.good, "--predictions", weights, *extra],
+                         ("--predictions " + weights, "a file of the run " + self.good))
+            self.refused(["heatmap", "--checkpoint", self.good, "1 2", *extra, "--out",
+                          os.path.join(unit(self.good), "config.json")], ("--out", "config.json", "a file of the run"))
+            self.refused(["heatmap", "--checkpoint", self.good, "1 2", *extra, "--out",
+                          os.path.join(self.good, "loss.svg")], ("--out", "loss.svg", "a file of the run"))
+        # another name of the same file (a hard link) is found by its device and inode
+        other_name = self.path("weights_link.npz")
+        if not os.path.exists(other_name):
+            os.link(weights, other_name)
+        self.refused(["eval", "--checkpoint", self.good, "--predictions", other_name, "--overwrite"],
+                     ("--predictions " + other_name, "is " + weights))
+        # a new file inside the checkpoint would vanish at the next commit
+        self.refused(["eval", "--checkpoint", self.good, "--predictions", os.path.join(unit(self.good), "p.tsv")],
+                     ("--predictions", "inside the checkpoint folder"))
+        # corpus gettext: the output may not be one of the catalogs it reads
+        locale = self.path("locale_in")
+        catalog = os.path.join(locale, "fr", "LC_MESSAGES", "a.mo")
+        mo = write_mo_bytes([("Cannot open the file.", "Impossible d'ouvrir le fichier.")])
+        self.write(os.path.relpath(catalog, self.tmp), mo)
+        self.refused(["corpus", "gettext", "--locale-dir", locale, "--out", catalog, "--overwrite"],
+                     ("--out " + catalog, "one of the catalogs it reads"), untouched=[locale])
+
+    def test_output_exists(self):
+        """A file the command did not make is replaced only with --overwrite."""
+        mine = self.path("mine.tsv")
+        data = b"my own notes\n"
+        self.write("mine.tsv", data)
+        self.refused(["eval", "--checkpoint", self.good, "--predictions", mine], ("--predictions " + mine, "exists", "--overwrite"))
+        self.unchanged(mine, data)
+        self.refused(["heatmap", "--checkpoint", self.good, "1 2", "--out", mine], ("--out " + mine, "exists"))
+        self.refused(["graph", "--out", mine], ("--out " + mine, "exists"))
+        self.unchanged(mine, data)
+        status, out, err = attn("eval", "--checkpoint", self.good, "--predictions", mine, "--overwrite")
+        self.assertEqual(status, 0, err)
+        with open(mine, "rb") as f:
+            self.assertEqual(f.read().count(b"\t"), 2 * 500)  # 500 held-out lines, 3 columns
+
+    def test_links(self):
+        """The lock file, the checkpoint's files and every output are never written through a symbolic link."""
+        victim = self.path("victim.txt")
+        data = b"not attn's\n"
+        self.write("victim.txt", data)
+        run = self.broken_copy("linked_lock")
+        os.remove(os.path.join(run, "lock"))
+        os.symlink(victim, os.path.join(run, "lock"))
+        self.refused(["train", "--resume", run, "--steps", "6"], (run + "/lock", "symbolic link"), untouched=[run])
+        self.refused(["train", *TINY, "--overwrite", "--out", run], (run + "/lock", "symbolic link"), untouched=[run])
+        self.unchanged(victim, data)
+        link = self.path("link.tsv")
+        if not os.path.lexists(link):
+            os.symlink(victim, link)
+        for extra in ([], ["--overwrite"]):
+            self.refused(["eval", "--checkpoint", self.good, "--predictions", link, *extra],
+                         ("--predictions " + link, "symbolic link"))
+            self.refused(["graph", "--out", link, *extra], ("--out " + link, "symbolic link"))
+        self.unchanged(victim, data)
+        dangling = self.path("dangling.svg")
+        if not os.path.lexists(dangling):
+            os.symlink(self.path("nowhere", "x.svg"), dangling)
+        self.refused(["heatmap", "--checkpoint", self.good, "1 2", "--out", dangling], ("--out " + dangling, "symbolic link"))
+        self.assertFalse(os.path.exists(self.path("nowhere")))
+
+    # ---- control bytes in text files ----
+
+    def test_control_bytes(self):
+        small = ["--steps", "2", "--batch-size", "2", "--set", "embed_dim=4", "--set", "encoder_dim=4",
+                 "--set", "decoder_dim=4", "--set", "attention_dim=4"]
+        good_lines = b"go .\tva !\nhi .\tsalut !\nrun !\tcours !\nwho ?\tqui ?\n"
+        for name, bad_line, cause in [("nul.tsv", b"wait\x00 .\tattends !\n", "NUL"),
+                                      ("escape.tsv", b"wait .\tatt\x1b[31mends !\n", "0x1b"),
+                                      ("bell.tsv", b"wait .\tattends !\x07\n", "0x07"),
+                                      ("cr.tsv", b"wait .\rx\tattends !\n", "0x0d"),
+                                      ("del.tsv", b"wait .\tattends\x7f !\n", "0x7f")]:
+            first_two = b"".join(good_lines.splitlines(keepends=True)[:2])
+            path = self.write(name, first_two + bad_line + good_lines[len(first_two):])
+            self.refused_new(["train", "--task", path, *small], (name + ":3", cause))
+        # with --skip-malformed, such a line is skipped and counted like any malformed line
+        status, out, err = attn("train", "--task", path, "--skip-malformed", *small, "--out", self.path("skipped_run"))
+        self.assertEqual(status, 0, err)
+        self.assertIn("1 malformed lines skipped (the first: line 3)", out)
+        # a Windows line end is no control byte
+        crlf = self.write("crlf.tsv", good_lines.replace(b"\n", b"\r\n") * 2)
+        status, out, err = attn("train", "--task", crlf, *small, "--out", self.path("crlf_run"))
+        self.assertEqual(status, 0, err)
+        # vocab.json and config.json of a checkpoint: file:line and the character
+        vocab = read_part(self.good, "vocab.json").decode()
+        lines = vocab.split("\n")
+        at = next(i for i, line in enumerate(lines) if '"3"' in line)
+        lines[at] = lines[at].replace('"3"', '"3\\u0000"')
+        self.check_broken("vocab_nul", "vocab.json", "\n".join(lines), (f"vocab.json:{at + 1}", "NUL"))
+        config = read_part(self.good, "config.json").decode()
+        lines = config.split("\n")
+        at = next(i for i, line in enumerate(lines) if '"reverse"' in line)
+        lines[at] = lines[at].replace('"reverse"', '"rev\\u001berse"')
+        self.check_broken("config_escape", "config.json", "\n".join(lines), (f"config.json:{at + 1}", "0x1b"))
+        lines[at] = lines[at].replace('"rev\\u001berse"', '"reverse\\n"')
+        self.check_broken("config_newline", "config.json", "\n".join(lines), (f"config.json:{at + 1}", "0x0a"))
+
+    # ---- refusals that name their cause ----
+
+    def test_damaged_catalogs(self):
+        """A damaged .mo catalog is named with what is wrong; skipped with a warning when others are usable."""
+        good = write_mo_bytes([("Cannot open the file.", "Impossible d'ouvrir le fichier."),
+                               ("Save the file as", "Enregistrer le fichier sous")])
+        huge = good[:8] + struct.pack("<I", 0x7FFFFFFF) + good[12:]
+        past = good[:12] + struct.pack("<I", 0x10000000) + good[16:]
+        damaged = {"truncated.mo": (good[:len(good) // 2], "runs past the end of the file"),
+                   "short.mo": (good[:12], "too short for a .mo header"),
+                   "garbage.mo": (bytes(range(7, 207)), "not a .mo file"),
+                   "huge.mo": (huge, "2147483647 strings cannot fit"),
+                   "offsets.mo": (past, "past the end of the file")}
+        for name, (data, how) in damaged.items():
+            locale = self.path("locale_" + name)
+            path = self.write(os.path.join("locale_" + name, "fr", "LC_MESSAGES", name), data)
+            out = self.path(name + ".tsv")
+            self.refused(["corpus", "gettext", "--locale-dir", locale, "--out", out],
+                         ("corpus gettext", "no usable catalog", path, "damaged", how), untouched=[locale])
+            self.assertFalse(os.path.exists(out))
+        mixed = self.path("locale_mixed")
+        folder = os.path.join("locale_mixed", "fr", "LC_MESSAGES")
+        self.write(os.path.join(folder, "good.mo"), good)
+        for name, (data, how) in damaged.items():
+            self.write(os.path.join(folder, name), data)
+        out = self.path("mixed.tsv")
+        status, stdout, err = attn("corpus", "gettext", "--locale-dir", mixed, "--min-words", "1", "--out", out)
+        self.assertEqual(status, 0, err)
+        for name, (data, how) in damaged.items():
+            self.assertIn(f"warning: skipped the damaged catalog {mixed}/fr/LC_MESSAGES/{name}: ", err)
+            self.assertIn(how, err)
+        with open(out, "rb") as f:
+            self.assertEqual(f.read().count(b"\n"), 2)
+
+    def test_named_causes(self):
+        locale = self.path("locale_lang")
+        self.write(os.path.join("locale_lang", "fr", "LC_MESSAGES", "a.mo"),
+                   write_mo_bytes([("Cannot open the file.", "Impossible d'ouvrir le fichier.")]))
+        self.refused(["corpus", "gettext", "--locale-dir", locale, "--lang", "", "--out", self.path("x.tsv")],
+                     ("--lang", "empty"))
+        self.refused(["corpus", "gettext", "--locale-dir", locale, "--lang", "../fr", "--out", self.path("x.tsv")],
+                     ("--lang '../fr'", "not a language name"))
+        self.refused_new(["train", "--model", "conv", "--set", "kernel1=0"], ("--set kernel1=0", "kernel"))
+        self.refused_new(["train", "--model", "conv", "--set", "kernel1=3", "--set", "kernel2=0"],
+                         ("--set kernel2=0", "kernel"))
+        self.refused_new(["train", *TINY, "--set", "model=luong"],
+                         ("--set model=luong", "'model' cannot be set with --set", "--model luong"))
+        weights = read_part(self.good, "model.npz")
+        first = zipfile.ZipFile(io.BytesIO(weights)).namelist()[0]
+        twice = io.BytesIO()
+        with zipfile.ZipFile(twice, "w", zipfile.ZIP_STORED) as dst:
+            src = zipfile.ZipFile(io.BytesIO(weights))
+            for name in src.namelist():
+                dst.writestr(name, src.read(name))
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # zipfile warns of the duplicate name: that is the point
+                dst.writestr(first, src.read(first))
+        self.check_broken("weights_twice", "model.npz", twice.getvalue(),
+                          ("model.npz", f"two members named '{first}'"))
+        os.makedirs(self.path("folder2.tsv"), exist_ok=True)
+        self.refused_new(["train", "--task", self.path("folder2.tsv"), "--steps", "2"],
+                         (self.path("folder2.tsv"), "is a directory"))
+
+    def test_grid_key_source(self):
+        run = self.path("grid_run")
+        shutil.rmtree(run, ignore_errors=True)
+        status, out, err = attn("train", "--model", "grid", "--task", "grid", "--steps", "2", "--n-train", "20",
+                                "--set", "embed_dim=4", "--set", "decoder_dim=4", "--set", "attention_dim=4",
+                                "--out", run)
+        self.assertEqual(status, 0, err)
+        config = json.loads(read_part(run, "config.json"))
+        for key, value in (("n_test", 0), ("feature_dim", 0), ("noise", -1)):
+            copy = self.path("grid_" + key)
+            shutil.rmtree(copy, ignore_errors=True)
+            shutil.copytree(run, copy)
+            edited = json.loads(json.dumps(config))
+            edited["task"][key] = value
+            write_part(copy, "config.json", json.dumps(edited, indent=2))
+            self.refused(["eval", "--checkpoint", copy], (copy + "/checkpoint/config.json: task", f"key '{key}'"),
+                         untouched=[copy])
+
+    def test_full_disk(self):
+        """No space left: the message says so, and no temporary file is left behind."""
+        disk = self.path("full_disk")
+        os.makedirs(disk, exist_ok=True)
+        if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16k", "tmpfs", disk],
+                          stderr=subprocess.DEVNULL).returncode != 0:
+            self.skipTest("cannot mount a small tmpfs (not root?)")
+        try:
+            try:  # fill the disk to its last byte
+                with open(os.path.join(disk, "filler"), "wb") as f:
+                    for _ in range(64):
+                        f.write(b"x" * 1024)
+                        f.flush()
+            except OSError:
+                pass
+            out = os.path.join(disk, "predictions.tsv")
+            self.refused(["eval", "--checkpoint", self.good, "--predictions", out],
+                         ("--predictions " + out, "no space left on the device"))
+            self.assertEqual(os.listdir(disk), ["filler"])
+            self.refused(["graph", "--out", os.path.join(disk, "graph.dot")], ("graph.dot", "no space left"))
+            self.assertEqual(os.listdir(disk), ["filler"])
+        finally:
+            subprocess.run(["umount", disk])
+
+
+def write_mo_bytes(entries):
+    """A .mo catalog (GNU gettext's format, little-endian) of (msgid, msgstr) pairs, with a UTF-8 header."""
+    entries = [("", "Content-Type: text/plain; charset=UTF-8\n")] + entries
+    n = len(entries)
+    originals, translations = 28, 28 + 8 * n
+    offset, tables, strings = translations + 8 * n, [b"", b""], b""
+    for side in (0, 1):
+        for entry in entries:
+            data = entry[side].encode("utf-8")
+            tables[side] += struct.pack("<II", len(data), offset)
+            offset += len(data) + 1
+            strings += data + b"\0"
+    return struct.pack("<7I", 0x950412de, 0, n, originals, translations, 0, 0) + tables[0] + tables[1] + strings
 
 
 if __name__ == "__main__":

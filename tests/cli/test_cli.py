@@ -240,7 +240,7 @@ class Issue21(CliTest):
 
     def heatmap_cells(self, *args):
         svg = self.path("layer.svg")
-        self.assertIn("wrote", self.ok("heatmap", "--checkpoint", self.transformer, *args, "--out", svg))
+        self.assertIn("wrote", self.ok("heatmap", "--checkpoint", self.transformer, *args, "--overwrite", "--out", svg))
         root = self.check_svg(svg)
         return root, [r for r in root.iter(SVG + "rect") if r.find(SVG + "title") is not None]
 

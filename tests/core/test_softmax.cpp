@@ -72,6 +72,37 @@ TEST_CASE("masked entries (-inf) get zero weight") {
   CHECK(test::allclose(y, attn::tensor({0.5, 0.0, 0.5}), 1e-15));
 }
 
+TEST_CASE("a lane of -inf (every key masked) gives softmax 0 and log_softmax -inf on both paths, never NaN") {
+  // attn's choice (docs/ops/softmax.md); PyTorch gives NaN. Both paths must agree.
+  const double inf = std::numeric_limits<double>::infinity();
+  for (attn::Dtype dtype : {attn::Dtype::Float64, attn::Dtype::Float32})
+    for (bool fused : {true, false})
+      for (long dim : {1L, 0L}) {
+        CAPTURE(fused);
+        CAPTURE(dim);
+        attn::FusedOps guard(fused);
+        // Row 1 (dim 1) or column 1 (dim 0) is entirely -inf; the rest is partly masked.
+        xt::xarray<double> v = {{0.5, -inf, 1.0}, {-inf, -inf, -inf}, {2.0, -1.0, -inf}};
+        if (dim == 0) v = xt::xarray<double>(xt::transpose(v));
+        Tensor x = Tensor(v).to(dtype).requires_grad_();
+        Tensor g = test::randn({3, 3}, 7, false).to(dtype);
+        Tensor y = attn::softmax(x, dim), ly = attn::log_softmax(x, dim);
+        auto yv = y.to(attn::Dtype::Float64).to_array(), lyv = ly.to(attn::Dtype::Float64).to_array();
+        for (std::size_t j = 0; j < 3; ++j) {
+          double w = dim == 1 ? yv(1, j) : yv(j, 1), lw = dim == 1 ? lyv(1, j) : lyv(j, 1);
+          CHECK(w == 0.0);
+          CHECK(lw == -inf);
+        }
+        CHECK(all_finite(y));
+        CHECK(test::allclose(attn::sum(y, {dim}), attn::tensor({1.0, 0.0, 1.0}).to(dtype), 1e-6));
+        y.backward(g);
+        CHECK(all_finite(x.grad()));
+        x.zero_grad();
+        ly.backward(g);
+        CHECK(all_finite(x.grad()));
+      }
+}
+
 TEST_CASE("softmax in float32 agrees with float64") {
   Tensor x = test::randn({3, 5}, 5, false);
   Tensor g = test::randn({3, 5}, 6, false);

@@ -12,6 +12,7 @@
 
 #include <xtensor/xview.hpp>
 
+#include <array>
 #include <cmath>
 #include <functional>
 #include <memory>
@@ -222,6 +223,76 @@ TEST_CASE("length penalties") {
   opt.alpha = 0.6;
   for (const Hypothesis& h : beam_search(*model, s.src, s.lengths, opt))
     CHECK(h.score == doctest::Approx(length_normalized_score(h.log_prob, h.tokens.size(), opt)));
+}
+
+namespace {
+
+// A decoder that reads nothing: its next-token probabilities depend on the last token only.
+// Ids: 0 <pad>, 1 <bos>, 2 <eos>, 3 "A", 4 "B". After <bos>: <eos> 0.5, A 0.398, B 0.1;
+// after A: <eos> 0.9. So [<eos>] has log p = log 0.5 = -0.693 and [A, <eos>] has
+// log 0.398 + log 0.9 = -1.027: without a penalty the short output wins, divided by its
+// length (-0.513) the long one does.
+class ScriptedModel : public Seq2Seq {
+ public:
+  ScriptedModel() : Seq2Seq("ScriptedModel") {}
+  Tensor forward(const Index&, const std::vector<std::size_t>&, const Index&) override {
+    throw std::logic_error("ScriptedModel decodes only");
+  }
+  DecoderState start(const Index&, const std::vector<std::size_t>& src_lengths) override {
+    DecoderState state;
+    state.src_lengths = src_lengths;
+    return state;
+  }
+  Tensor step(DecoderState&, const Index& prefix) override {
+    const std::size_t rows = prefix.shape()[0], last = prefix.shape()[1] - 1;
+    xt::xarray<double> logits = xt::zeros<double>({rows, std::size_t(5)});
+    for (std::size_t r = 0; r < rows; ++r) {
+      const std::int64_t token = prefix(r, last);
+      const std::array<double, 5> p = token == 1   ? std::array<double, 5>{0.001, 0.001, 0.5, 0.398, 0.1}
+                                      : token == 3 ? std::array<double, 5>{0.001, 0.001, 0.9, 0.048, 0.05}
+                                                   : std::array<double, 5>{0.001, 0.001, 0.3, 0.3, 0.398};
+      for (std::size_t v = 0; v < 5; ++v) logits(r, v) = std::log(p[v]);  // each row sums to 1: logits = log p
+    }
+    return Tensor(std::move(logits));
+  }
+};
+
+}  // namespace
+
+TEST_CASE("beam_search: a length penalty changes which hypothesis wins") {
+  ScriptedModel model;
+  const Index src = {{3, 4}};
+  const double short_lp = std::log(0.5), long_lp = std::log(0.398) + std::log(0.9);
+  DecodeOptions opt;
+  opt.beam_size = 2;
+  opt.max_len = 4;
+  opt.n_best = 2;
+
+  // No penalty: the short output (the search stops there: no live prefix can beat it).
+  auto none = beam_search_n_best(model, src, {2}, opt)[0];
+  REQUIRE(!none.empty());
+  CHECK(none[0].tokens == std::vector<std::int64_t>{2});
+  CHECK(none[0].log_prob == doctest::Approx(short_lp).epsilon(1e-12));
+
+  // Average: the long one, ranked by log_prob / |Y|, ahead of the greedy output it beats.
+  opt.length_penalty = LengthPenalty::Average;
+  auto average = beam_search_n_best(model, src, {2}, opt)[0];
+  REQUIRE(average.size() == 2);
+  CHECK(average[0].tokens == std::vector<std::int64_t>{3, 2});
+  CHECK(average[0].log_prob == doctest::Approx(long_lp).epsilon(1e-12));
+  CHECK(average[0].score == doctest::Approx(long_lp / 2).epsilon(1e-12));
+  CHECK(average[1].tokens == std::vector<std::int64_t>{2});
+  CHECK(average[1].score == doctest::Approx(short_lp).epsilon(1e-12));
+  CHECK(greedy_decode(model, src, {2}, opt)[0].tokens == std::vector<std::int64_t>{2});  // greedy stops at once
+
+  // GNMT: alpha 0.6 divides by (7/6)^0.6 = 1.097, too little; alpha 3 by 1.588, enough.
+  opt.length_penalty = LengthPenalty::GNMT;
+  opt.alpha = 0.6;
+  CHECK(beam_search(model, src, {2}, opt)[0].tokens == std::vector<std::int64_t>{2});
+  opt.alpha = 3.0;
+  const Hypothesis gnmt = beam_search(model, src, {2}, opt)[0];
+  CHECK(gnmt.tokens == std::vector<std::int64_t>{3, 2});
+  CHECK(gnmt.score == doctest::Approx(long_lp / std::pow(7.0 / 6.0, 3.0)).epsilon(1e-12));
 }
 
 TEST_CASE("coverage_score: GNMT's beta * sum_i log min(c_i, 1), by hand") {

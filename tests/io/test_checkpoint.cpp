@@ -293,6 +293,61 @@ TEST_CASE("missing, unexpected and mis-shaped keys are all named in one error, a
   CHECK(other.running.to_array() == xt::xarray<double>({0.0, 0.0}));  // matched, but not loaded either
 }
 
+TEST_CASE("strict = false loads the keys both have and returns the missing and unexpected ones, as PyTorch's") {
+  TempDir dir;
+  const std::string path = dir.file("net.npz");
+  Net a(1);  // scale, fc.weight, fc.bias, running
+  save(a, path);
+
+  class Partial : public attn::nn::Module {
+   public:
+    Partial() : Module("Partial"), fc(3, 2, gen) {
+      register_module("fc", fc);
+      register_parameter("gain", gain);
+      register_buffer("running", running);
+    }
+    attn::Generator gen{9};
+    Fc fc;
+    Tensor gain = attn::full({2}, 3.0);
+    Tensor running = attn::zeros({2});
+  } partial;
+
+  // strict (the default) refuses, and says what to write.
+  CHECK_THROWS_WITH_SUBSTR(load(partial, path), IOError, "missing keys: gain");
+  CHECK_THROWS_WITH_SUBSTR(load(partial, path), IOError, "write io::load(module, path, /*strict=*/false)");
+  CHECK_FALSE(bit_identical(partial.fc.weight, a.fc.weight));
+
+  const attn::io::IncompatibleKeys keys = load(partial, path, /*strict=*/false);
+  CHECK(keys.missing_keys == std::vector<std::string>{"gain"});
+  CHECK(keys.unexpected_keys == std::vector<std::string>{"scale"});
+  CHECK(bit_identical(partial.fc.weight, a.fc.weight));
+  CHECK(bit_identical(partial.fc.bias, a.fc.bias));
+  CHECK(bit_identical(partial.running, a.running));
+  CHECK(partial.gain.to_array() == xt::xarray<double>({3.0, 3.0}));  // missing: kept
+
+  // A matching file gives two empty lists, strict or not.
+  Net b(2);
+  const attn::io::IncompatibleKeys none = load(b, path, false);
+  CHECK(none.missing_keys.empty());
+  CHECK(none.unexpected_keys.empty());
+  CHECK(bit_identical(b.fc.weight, a.fc.weight));
+  CHECK(load(b, path).missing_keys.empty());
+
+  // A shape mismatch still throws, naming the key and both shapes, and loads nothing.
+  Net wide(3, /*out=*/4);
+  const Tensor before = wide.scale.detach();
+  try {
+    load(wide, path, /*strict=*/false);
+    FAIL("load did not throw");
+  } catch (const IOError& e) {
+    const std::string message = e.what();
+    INFO(message);
+    CHECK(message.find("fc.weight (checkpoint [2, 3], module [4, 3])") != std::string::npos);
+    CHECK(message.find("nothing was loaded") != std::string::npos);
+  }
+  CHECK(bit_identical(wide.scale, before));
+}
+
 TEST_CASE("a PyTorch state_dict exported with np.savez loads, and the outputs match PyTorch") {
   test::Reference ref("checkpoint");
   Parent model;

@@ -376,3 +376,32 @@ TEST_CASE("JSON files: a huge vocab.json and a deeply nested config.json are ref
   CHECK_THROWS_WITH_SUBSTR(attn::io::read_json_file(config), IOError, config + ": not valid JSON (");
   CHECK_THROWS_WITH_SUBSTR(attn::io::read_json_file(dir.file("missing.json")), IOError, "cannot open (missing or unreadable)");
 }
+
+TEST_CASE("JSON files: a control character, raw or escaped, is refused with the file and line") {
+  TempDir dir;
+  const std::string vocab = dir.file("vocab.json");
+  auto refused = [&](const std::string& text, const std::string& expected) {
+    std::ofstream(vocab, std::ios::trunc | std::ios::binary) << text;
+    CHECK_THROWS_WITH_SUBSTR(attn::io::read_json_file(vocab), IOError, vocab + expected);
+  };
+  refused("{\"tokens\": [\n\"<pad>\",\n\"a\\u0000b\"]}", ":3: a control character (NUL)");
+  refused("{\"tokens\": [\n\"a\\u001B\"]}", ":2: a control character (0x1b)");
+  refused("{\"tokens\": [\"a\\nb\"]}", ":1: a control character (0x0a)");
+  refused("{\"tokens\": [\"a\\u007f\"]}", ":1: a control character (0x7f)");
+  refused(std::string("{\"tokens\":\n\n [\"a\x01\"]}"), ":3: a control character (0x01)");
+  refused(std::string("{\"tokens\": []}\x00", 16), ":1: a control character (NUL)");
+  // Escaped backslashes and printable escapes are text; JSON's blanks between values are allowed.
+  std::ofstream(vocab, std::ios::trunc) << "{\r\n\t\"tokens\": [\"a\\\\n\", \"\\u00e9\", \"\\\"\", \"\\/\"]\r\n}";
+  const auto tokens = attn::io::read_json_file(vocab).at("tokens");
+  CHECK(tokens.at(0) == "a\\n");
+  CHECK(tokens.at(1) == "\xC3\xA9");
+}
+
+TEST_CASE("npz: an archive with two members of one name is refused, naming the member") {
+  TempDir dir;
+  const std::string path = dir.file("twice.npz");
+  const std::string npy = attn::io::to_npy(attn::zeros({2}));
+  write_zip(path, {stored_member("w.npy", npy), stored_member("b.npy", npy), stored_member("w.npy", npy)});
+  CHECK_THROWS_WITH_SUBSTR(attn::io::load_npz(path), IOError,
+                           "'" + path + "': the archive holds two members named 'w.npy'");
+}

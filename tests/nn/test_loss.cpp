@@ -5,6 +5,7 @@
 #include "../reference.hpp"
 
 #include <cmath>
+#include <tuple>
 
 using attn::Tensor;
 using attn::nn::Reduction;
@@ -48,6 +49,50 @@ TEST_CASE("cross_entropy over a sequence: logits [B, T, C] with targets [B, T]")
   Tensor per_token = nn::cross_entropy(logits, ref.index(name, "targets"), -100, 0.0, Reduction::None);
   CHECK(per_token.shape() == attn::Shape{2, 3});
   CHECK(per_token.to_array()(1, 2) == 0.0);  // ignored
+}
+
+TEST_CASE("cross_entropy with PyTorch's class dim 1: logits [N, C, d1, ...] with targets [N, d1, ...]") {
+  test::Reference ref("nn_layers");
+  for (const bool fused : {true, false}) {
+    attn::FusedOps guard(fused);
+    for (const auto& [name, smoothing, reduction] :
+         {std::tuple{"cross_entropy_kdim_3d", 0.1, Reduction::Mean}, std::tuple{"cross_entropy_kdim_3d_none", 0.0, Reduction::None},
+          std::tuple{"cross_entropy_kdim_4d", 0.2, Reduction::Sum}}) {
+      INFO(name << (fused ? " fused" : " unfused"));
+      Tensor logits = ref.tensor(name, "logits", true);
+      Tensor loss = nn::cross_entropy(logits, ref.index(name, "targets"),
+                                      nn::CrossEntropyOptions().class_dim(1).label_smoothing(smoothing).reduction(reduction));
+      CHECK(test::allclose(loss, ref.tensor(name, "loss"), 1e-10));
+      loss.backward(ref.tensor(name, "gy"));
+      CHECK(test::allclose(logits.grad(), ref.tensor(name, "grad_logits"), 1e-10));
+    }
+  }
+  // class_dim -1 (the default) is the course's layout, the positional overload's numbers.
+  test::Reference seq("nn_layers");
+  Tensor logits = seq.tensor("cross_entropy_sequence", "logits");  // [2, 3, 4], class last
+  const attn::Index t = seq.index("cross_entropy_sequence", "targets");
+  CHECK(test::allclose(nn::cross_entropy(logits, t, nn::CrossEntropyOptions().label_smoothing(0.2)),
+                       seq.tensor("cross_entropy_sequence", "loss"), 1e-10));
+  CHECK(test::allclose(nn::cross_entropy(logits, t, nn::CrossEntropyOptions().class_dim(2).label_smoothing(0.2)),
+                       seq.tensor("cross_entropy_sequence", "loss"), 1e-10));
+}
+
+TEST_CASE("cross_entropy: PyTorch's layout without class_dim is refused with what to write") {
+  Tensor logits = attn::zeros({2, 4, 3});  // [N, C, T] as PyTorch
+  const attn::Index targets = xt::zeros<std::int64_t>({2, 3});  // [N, T]
+  CHECK_THROWS_WITH_SUBSTR(nn::cross_entropy(logits, targets), attn::ShapeError,
+                           "got input [2, 4, 3] and targets [2, 3]. That is PyTorch's layout, class dim 1");
+  CHECK_THROWS_WITH_SUBSTR(nn::cross_entropy(logits, targets), attn::ShapeError,
+                           "nn::CrossEntropyOptions().class_dim(1)), or give logits [N, d1, ..., C]");
+  CHECK_NOTHROW(nn::cross_entropy(logits, targets, nn::CrossEntropyOptions().class_dim(1)));
+  // Shapes that fit neither layout still name both.
+  CHECK_THROWS_WITH_SUBSTR(nn::cross_entropy(logits, attn::Index{{0, 1}}), attn::ShapeError,
+                           "PyTorch's layout, input [N, C, d1, ...] with targets [N, d1, ...], needs");
+  CHECK_THROWS_WITH_SUBSTR(nn::cross_entropy(logits, attn::Index{{0, 1}}, nn::CrossEntropyOptions().class_dim(1)),
+                           attn::ShapeError, "with class_dim 1 expected targets shaped like the input without that dim, "
+                                             "[2, 3], got input [2, 4, 3] and targets [1, 2]");
+  CHECK_THROWS_WITH_SUBSTR(nn::cross_entropy(logits, targets, nn::CrossEntropyOptions().class_dim(3)),
+                           attn::ValueError, "class_dim 3 is out of range for input [2, 4, 3]");
 }
 
 TEST_CASE("nll_loss and mse_loss equal PyTorch") {

@@ -110,6 +110,18 @@ loss = F.cross_entropy(logits.view(-1, 4), t.view(-1), label_smoothing=0.2)
 loss.backward()
 w.case("cross_entropy_sequence", logits=logits, targets=t, loss=loss, grad_logits=logits.grad)
 
+# PyTorch's K-dimensional layout, class dim 1: logits [N, C, d1, ...] with targets [N, d1, ...].
+for name, shape, t, smoothing, reduction in (
+        ("cross_entropy_kdim_3d", (2, 4, 3), [[1, 0, -100], [3, 2, 1]], 0.1, "mean"),
+        ("cross_entropy_kdim_3d_none", (2, 4, 3), [[1, 0, -100], [3, 2, 1]], 0.0, "none"),
+        ("cross_entropy_kdim_4d", (2, 3, 2, 2), [[[0, 2], [1, -100]], [[2, 2], [0, 1]]], 0.2, "sum")):
+    logits = fixed(shape, 53, -3.0, 3.0)
+    t = torch.tensor(t)
+    loss = F.cross_entropy(logits, t, label_smoothing=smoothing, reduction=reduction)
+    gy = upstream(loss.shape, 54)
+    loss.backward(gy)
+    w.case(name, logits=logits, targets=t, loss=loss, gy=gy, grad_logits=logits.grad)
+
 # ---- nll_loss on log-probabilities -----------------------------------------------
 for reduction in ("none", "mean", "sum"):
     log_probs = fixed((6, 5), 60, -4.0, 0.0)

@@ -1,0 +1,124 @@
+#include "bpe.hpp"
+
+#include "../core/errors.hpp"
+#include "../data/corpus.hpp"
+#include "output.hpp"
+#include "parse.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <set>
+#include <sstream>
+
+namespace attn::cli {
+
+data::Bpe learn_joint(const std::vector<data::Example>& examples, std::size_t merges) {
+  std::vector<data::Tokens> sentences;
+  sentences.reserve(2 * examples.size());
+  for (const data::Example& e : examples) {
+    sentences.push_back(e.src);
+    sentences.push_back(e.tgt);
+  }
+  return data::Bpe::learn(sentences, merges);
+}
+
+data::Bpe read_codes(const std::string& path, const std::string& shown) {
+  constexpr std::uintmax_t kMaxBytes = 64u << 20;  // a million merges of long words
+  std::error_code ec;
+  const std::uintmax_t size = std::filesystem::file_size(path, ec);
+  if (!ec && size > kMaxBytes)
+    throw IOError(shown + ": " + std::to_string(size) + " bytes, larger than the " + std::to_string(kMaxBytes) +
+                  " bytes of a codes file attn reads (not a file attn wrote, or damaged)");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw IOError(shown + ": cannot open (missing or unreadable)");
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw IOError(shown + ": reading failed");
+  return data::Bpe::from_text(text.str(), shown);
+}
+
+std::vector<std::pair<std::size_t, std::size_t>> word_spans(const data::Tokens& pieces) {
+  const std::string mark = data::Bpe::continuation;
+  std::vector<std::pair<std::size_t, std::size_t>> spans;
+  std::size_t first = 0;
+  for (std::size_t i = 0; i < pieces.size(); ++i) {
+    const std::string& p = pieces[i];
+    const bool continues = p.size() >= mark.size() && p.compare(p.size() - mark.size(), mark.size(), mark) == 0;
+    if (!continues || i + 1 == pieces.size()) {  // a word ends here (or the sentence stops mid-word)
+      spans.emplace_back(first, i + 1);
+      first = i + 1;
+    }
+  }
+  return spans;
+}
+
+xt::xarray<double> merge_subword_attention(const xt::xarray<double>& attention, const data::Tokens& row_pieces,
+                                           const data::Tokens& col_pieces) {
+  if (attention.dimension() != 2 || attention.shape()[0] != row_pieces.size() ||
+      attention.shape()[1] != col_pieces.size())
+    throw ValueError("merge_subword_attention: expected attention of shape [" + std::to_string(row_pieces.size()) +
+                     ", " + std::to_string(col_pieces.size()) + "] (output pieces, source pieces)");
+  const auto rows = word_spans(row_pieces), cols = word_spans(col_pieces);
+  xt::xarray<double> words = xt::zeros<double>({rows.size(), cols.size()});  // [T words, S words]
+  for (std::size_t r = 0; r < rows.size(); ++r)
+    for (std::size_t c = 0; c < cols.size(); ++c) {
+      double sum = 0.0;
+      for (std::size_t i = rows[r].first; i < rows[r].second; ++i)
+        for (std::size_t j = cols[c].first; j < cols[c].second; ++j) sum += attention(i, j);
+      words(r, c) = sum / double(rows[r].second - rows[r].first);  // columns summed, rows averaged
+    }
+  return words;
+}
+
+void add_bpe_command(CLI::App& app) {
+  struct Options {
+    std::string task, out;
+    std::uint64_t merges = 0;
+    bool lowercase = true, split_punctuation = true, skip_malformed = false, overwrite = false;
+  };
+  auto o = std::make_shared<Options>();
+  CLI::App* bpe = app.add_subcommand("bpe", "Byte-pair encoding (Sennrich et al. 2016): learn subword codes");
+  bpe->require_subcommand(1);
+  CLI::App* cmd = bpe->add_subcommand(
+      "learn", "Learn joint codes over both sides of a FILE.tsv (as `train --bpe N` does on its training split)");
+  cmd->add_option("--task", o->task, "the FILE.tsv of source<TAB>target lines")->required();
+  add_count(cmd, "--merges", o->merges, 1, kMaxMerges, "merges to learn (fewer if no pair occurs twice)")->required();
+  cmd->add_option("--out", o->out, "the codes file to write (a new file unless --overwrite)")->required();
+  cmd->add_flag("--overwrite", o->overwrite, "replace --out if it exists");
+  cmd->add_flag("--lowercase,!--no-lowercase", o->lowercase, "lowercase both sides first (default: on, as train)");
+  cmd->add_flag("--split-punctuation,!--no-split-punctuation", o->split_punctuation,
+                "punctuation and French elisions as words of their own (default: on, as train)");
+  cmd->add_flag("--skip-malformed", o->skip_malformed, "skip malformed lines instead of stopping at the first");
+  cmd->callback([o] {
+    const Output out{"--out", o->out, o->overwrite};
+    const std::vector<Input> inputs = {{o->task, "the corpus it reads"}};
+    check_output(out, inputs, {});  // before the work
+    data::CorpusOptions options;
+    options.lowercase = o->lowercase;
+    options.split_punctuation = o->split_punctuation;
+    options.skip_malformed = o->skip_malformed;
+    data::Corpus corpus;
+    try {
+      corpus = data::load_tsv(o->task, options);
+    } catch (const IOError& e) {  // name the command line's flag, not the library's option
+      std::string message = e.what();
+      const auto hint = message.find("skip_malformed skips");
+      if (hint != std::string::npos) message.replace(hint, 14, "--skip-malformed skips");
+      throw IOError(message);
+    }
+    if (corpus.pairs.empty()) throw IOError(o->task + ": no sentence pair to learn from");
+    const data::Bpe codes = learn_joint(corpus.pairs, o->merges);
+    std::set<std::string> words;
+    for (const auto& e : corpus.pairs) {
+      words.insert(e.src.begin(), e.src.end());
+      words.insert(e.tgt.begin(), e.tgt.end());
+    }
+    write_output(out, codes.to_text(), inputs, {});
+    std::cout << "learned " << codes.merges().size() << " merges (of " << o->merges << " asked) from "
+              << corpus.pairs.size() << " pairs, " << words.size() << " distinct words on both sides; wrote "
+              << o->out << "\n";
+  });
+}
+
+}  // namespace attn::cli

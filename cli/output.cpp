@@ -1,0 +1,162 @@
+#include "output.hpp"
+
+#include "../core/errors.hpp"
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace attn::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// The same file: one device and inode, whatever the names.
+struct FileId {
+  dev_t dev = 0;
+  ino_t ino = 0;
+  bool found = false;
+  bool operator==(const FileId& o) const { return found && o.found && dev == o.dev && ino == o.ino; }
+};
+
+FileId file_id(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) return {};
+  return {st.st_dev, st.st_ino, true};
+}
+
+// How the user would understand errno: "no space left on the device (ENOSPC)".
+std::string cause(int error) {
+  switch (error) {
+    case ENOSPC: return "no space left on the device (ENOSPC)";
+    case EDQUOT: return "the disk quota is used up (EDQUOT)";
+    case EROFS: return "the file system is read-only (EROFS)";
+    case EACCES: case EPERM: return "permission denied";
+    case ELOOP: return "it is a symbolic link, and attn writes no file through a link";
+    default: return std::strerror(error);
+  }
+}
+
+bool is_checkpoint_folder(const fs::path& dir) {
+  std::error_code ec;
+  return fs::exists(dir / "manifest.json", ec) && (fs::exists(dir.parent_path() / "lock", ec) ||
+                                                   dir.filename().string().rfind("checkpoint", 0) == 0);
+}
+
+bool holds_a_run(const fs::path& dir) {
+  std::error_code ec;
+  return fs::is_directory(dir / "checkpoint", ec) && fs::exists(dir / "checkpoint" / "manifest.json", ec);
+}
+
+// The run folder of `dir` (a run folder, or its checkpoint folder), or "" if it is neither.
+std::string run_folder(const std::string& dir) {
+  std::error_code ec;
+  if (holds_a_run(dir)) return dir;
+  const fs::path parent = fs::path(dir).lexically_normal().parent_path();
+  if (fs::exists(fs::path(dir) / "manifest.json", ec) && holds_a_run(parent)) return parent.string();
+  return "";
+}
+
+[[noreturn]] void refuse(const Output& out, const std::string& why) {
+  throw ValueError(out.flag + " " + out.path + ": " + why);
+}
+
+}  // namespace
+
+void check_output(const Output& out, const std::vector<Input>& inputs, const std::vector<std::string>& runs) {
+  if (out.path.empty()) throw ValueError(out.flag + ": expected a file name, got an empty value");
+  struct stat st;
+  const bool exists = ::lstat(out.path.c_str(), &st) == 0;
+  if (exists && S_ISLNK(st.st_mode))
+    refuse(out, "is a symbolic link; attn writes no file through a link (remove the link, or name the file itself)");
+  if (exists && S_ISDIR(st.st_mode)) refuse(out, "is a directory; expected a file name");
+  if (exists && !S_ISREG(st.st_mode)) refuse(out, "is not a regular file (a device, a pipe or a socket)");
+  const fs::path parent = fs::path(out.path).parent_path().empty() ? fs::path(".") : fs::path(out.path).parent_path();
+  std::error_code ec;
+  if (!fs::is_directory(parent, ec))
+    refuse(out, "cannot write: its folder " + parent.string() + " does not exist");
+  const FileId id = file_id(out.path);
+  for (const Input& input : inputs)
+    if (id == file_id(input.path))
+      refuse(out, "is " + input.path + ", " + input.what + "; choose another file (even --overwrite replaces no input)");
+  // Every file of the runs the command reads, under any name (a hard link is the same inode).
+  for (const std::string& dir : runs) {
+    const std::string run = run_folder(dir);
+    if (run.empty() || !id.found) continue;
+    std::size_t seen = 0;
+    for (auto it = fs::recursive_directory_iterator(run, fs::directory_options::skip_permission_denied, ec);
+         !ec && it != fs::recursive_directory_iterator() && ++seen < 100000; it.increment(ec))
+      if (it->is_regular_file(ec) && id == file_id(it->path().string()))
+        refuse(out, "is " + it->path().string() + ", a file of the run " + run +
+                        "; writing it would destroy the run; choose a file outside the run folder");
+  }
+  // Any other run: its checkpoint folder is replaced whole, its own files are its own.
+  const fs::path folder = fs::canonical(parent, ec);
+  if (!ec && is_checkpoint_folder(folder))
+    refuse(out, "is inside the checkpoint folder " + parent.string() +
+                    " of a run, which attn replaces whole at every checkpoint; choose a file outside it");
+  if (!ec && exists && holds_a_run(folder))
+    refuse(out, "is a file of the run " + parent.string() + "; choose a file outside the run folder");
+  if (exists && !out.overwrite)
+    refuse(out, "exists, and attn does not replace a file it was not told to: add --overwrite to replace it, or "
+                "choose a new file");
+}
+
+namespace {
+
+// The text into a new temporary file next to `path`, then renamed over it (or, with
+// `replace` false, only if `path` is still free). `shown` prefixes every message.
+void write_atomically(const std::string& path, const std::string& text, bool replace, const std::string& shown) {
+  static std::atomic<unsigned> counter{0};  // unique per process and call: two writers never share a temporary
+  const fs::path target(path);
+  const std::string tmp = (target.parent_path() / ("." + target.filename().string() + ".tmp." +
+                                                   std::to_string(::getpid()) + "." + std::to_string(counter++)))
+                              .string();
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0) throw IOError(shown + ": cannot write: " + cause(errno));
+  auto fail = [&](int error) {
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    throw IOError(shown + ": writing failed: " + cause(error) + "; nothing was written (the temporary file is removed)");
+  };
+  for (std::size_t done = 0; done < text.size();) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) fail(n < 0 ? errno : ENOSPC);
+    done += static_cast<std::size_t>(n);
+  }
+  if (::fsync(fd) != 0) fail(errno);  // a full disk may be reported only here
+  if (::close(fd) != 0) {
+    const int error = errno;
+    ::unlink(tmp.c_str());
+    throw IOError(shown + ": writing failed: " + cause(error) + "; nothing was written (the temporary file is removed)");
+  }
+  // rename replaces a link in the way rather than following it; RENAME_NOREPLACE keeps a file that appeared meanwhile.
+  const int renamed = replace ? ::rename(tmp.c_str(), path.c_str())
+                              : ::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, path.c_str(), RENAME_NOREPLACE);
+  if (renamed != 0) {
+    const int error = errno;
+    ::unlink(tmp.c_str());
+    if (error == EEXIST) throw IOError(shown + ": appeared while attn worked; it is kept (add --overwrite to replace it)");
+    throw IOError(shown + ": cannot write: " + cause(error));
+  }
+}
+
+}  // namespace
+
+void write_output(const Output& out, const std::string& text, const std::vector<Input>& inputs,
+                  const std::vector<std::string>& runs) {
+  check_output(out, inputs, runs);  // again: the command may have run for a while
+  write_atomically(out.path, text, out.overwrite, out.flag + " " + out.path);
+}
+
+void write_own_file(const std::string& path, const std::string& text) { write_atomically(path, text, true, path); }
+
+}  // namespace attn::cli

@@ -1,0 +1,49 @@
+// The files a command writes for the user: `eval --predictions FILE`, the `--out FILE`
+// of heatmap, graph and corpus gettext, and the plots of a run folder. The rules:
+//   - an output is never one of the files the command reads, nor a file of a run
+//     (resolved paths, then device and inode, so another name of the same file is caught),
+//     nor a new file inside a checkpoint folder (attn replaces that folder whole);
+//   - an output is never a symbolic link: attn writes no file through a link;
+//   - an existing file is replaced only with --overwrite (attn cannot tell a file it
+//     made from the user's own, so it asks);
+//   - the text goes to a new temporary file next to the output (O_CREAT | O_EXCL |
+//     O_NOFOLLOW), forced to disk, then renamed over it: a kill, or a full disk, leaves
+//     the previous file as it was and no temporary file behind.
+//
+//   const Output predictions{"--predictions", o->predictions, o->overwrite};
+//   check_output(predictions, {}, {run_dir});   // before any work: refused with a message
+//   write_output(predictions, text, {}, {run_dir});  // checked again, then written
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace attn::cli {
+
+struct Output {
+  std::string flag;        // "--predictions", "--out": how messages name it
+  std::string path;
+  bool overwrite = false;  // may replace an existing regular file (never a link or an input)
+};
+
+// An input file of the command, and how messages call it ("one of the catalogs it reads").
+struct Input {
+  std::string path, what;
+};
+
+// Throws a ValueError naming the flag, the file and the reason if `out` may not be written:
+// it is an input, a file of one of the `runs` (run folders, or their checkpoint folders)
+// or of any run, inside a checkpoint folder, a link, a directory, in a folder that does not
+// exist, or an existing file without --overwrite.
+void check_output(const Output& out, const std::vector<Input>& inputs, const std::vector<std::string>& runs);
+
+// check_output, then writes `text` atomically. An IOError naming the flag, the file and the
+// cause (no space left on the device, ...) if writing fails; the temporary file is removed.
+void write_output(const Output& out, const std::string& text, const std::vector<Input>& inputs = {},
+                  const std::vector<std::string>& runs = {});
+
+// Writes a file attn owns (a run's plots, the demo's pictures): replaced atomically, never
+// through a link (a link in its place is replaced, not followed). Errors name `path` and the cause.
+void write_own_file(const std::string& path, const std::string& text);
+
+}  // namespace attn::cli

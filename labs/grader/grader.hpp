@@ -1,0 +1,293 @@
+// The lab track's grading machinery, shared by every lab's grader (labs/grader/labNN_*.hpp).
+//
+// A grader receives the learner's functions (std::function values, never a name it
+// could resolve to the library's own), runs a fixed list of checks, prints one line
+// per check and a failure's details, and ends with "lab N: k of M checks pass".
+//
+//   lab::Grader grader(0, "the engine", std::cout);
+//   grader.check("mul: values vs PyTorch", "hint for the usual cause", [&] { ... });
+//   lab::Result result = grader.finish();
+//
+// A check passes when its body returns; it fails when the body throws:
+// lab::NotImplemented (the untouched stub), lab::Mismatch (a value or gradient
+// that disagrees, with the shapes, argument and index), or any other exception.
+// Used by the graders (labs/grader/labNN_*.cpp, compiled into libattn_labs) and the tests.
+#pragma once
+
+#include "labs/grader/lab.hpp"
+
+#include "attn.hpp"
+#include "core/record.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <random>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace lab {
+
+using attn::Shape;
+using attn::Tensor;
+using Array = xt::xarray<double>;
+
+// A value or gradient that disagrees with the reference; the message names where.
+struct Mismatch : std::runtime_error {
+  explicit Mismatch(const std::string& message) : std::runtime_error(message) {}
+};
+
+inline std::string shape_str(const Shape& s) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
+  return out + "]";
+}
+
+inline std::string num_str(double v) {
+  std::ostringstream os;
+  os.precision(10);
+  os << v;
+  return os.str();
+}
+
+// "a [3, 1], b [4]" for a check's failure message.
+inline std::string shapes_str(const std::vector<std::pair<std::string, Shape>>& named) {
+  std::string out;
+  for (std::size_t i = 0; i < named.size(); ++i)
+    out += (i ? ", " : "") + named[i].first + " " + shape_str(named[i].second);
+  return out;
+}
+
+inline Shape unravel(std::size_t flat, const Shape& shape) {
+  Shape index(shape.size());
+  for (std::size_t d = shape.size(); d-- > 0;) {
+    index[d] = flat % shape[d];
+    flat /= shape[d];
+  }
+  return index;
+}
+
+// The learner's result as a float64 array, or a Mismatch saying what came back instead.
+inline Array array_of(const Tensor& t, const std::string& what) {
+  if (!t.defined()) throw Mismatch(what + ": received an undefined tensor (did the function return Tensor()?)");
+  if (t.dtype() != attn::Dtype::Float64) throw Mismatch(what + ": received a float32 tensor, expected float64");
+  return t.data<double>();
+}
+
+// received must have expected's shape and, element by element,
+// |received - expected| <= atol + rtol * |expected| (a NaN never passes).
+inline void expect_close(const std::string& what, const Array& expected, const Array& received,
+                         const std::string& inputs, double rtol = 1e-7, double atol = 1e-9) {
+  Shape es(expected.shape().begin(), expected.shape().end());
+  Shape rs(received.shape().begin(), received.shape().end());
+  if (es != rs)
+    throw Mismatch(what + " has shape " + shape_str(rs) + ", expected " + shape_str(es) + " (inputs: " + inputs + ")");
+  std::size_t worst = 0;
+  double worst_score = -1.0;
+  for (std::size_t k = 0; k < expected.size(); ++k) {
+    double err = std::abs(received.flat(k) - expected.flat(k));
+    double score = std::isfinite(received.flat(k)) ? err / (atol + rtol * std::abs(expected.flat(k))) : INFINITY;
+    if (score > worst_score) worst_score = score, worst = k;
+  }
+  if (worst_score > 1.0)
+    throw Mismatch(what + " (inputs: " + inputs + "), index " + shape_str(unravel(worst, es)) + ": expected " +
+                   num_str(expected.flat(worst)) + ", received " + num_str(received.flat(worst)));
+}
+
+inline void expect_close(const std::string& what, const Array& expected, const Tensor& received,
+                         const std::string& inputs, double rtol = 1e-7, double atol = 1e-9) {
+  expect_close(what, expected, array_of(received, what), inputs, rtol, atol);
+}
+
+// Every gradient of f at `inputs` against central finite differences (attn::gradcheck, float64).
+inline void expect_gradients(const std::string& what, const attn::GradcheckFn& f, const std::vector<Tensor>& inputs,
+                             const std::vector<std::string>& names) {
+  bool any = false;
+  std::vector<std::pair<std::string, Shape>> shapes;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    any = any || inputs[i].requires_grad();
+    shapes.push_back({names.at(i), inputs[i].shape()});
+  }
+  if (!any) throw std::logic_error("grader bug: " + what + " checks no input that requires grad");
+  attn::GradcheckReport report = attn::gradcheck(f, inputs);
+  for (const auto& item : report.inputs) {
+    if (item.ok && std::isfinite(item.max_abs_error)) continue;
+    throw Mismatch(what + ": gradient of " + names.at(item.input) + " " + shape_str(item.shape) + " (inputs: " +
+                   shapes_str(shapes) + "), index " + shape_str(item.worst_index) + ": central difference gives " +
+                   num_str(item.numeric_at_worst) + ", your backward gives " + num_str(item.analytic_at_worst));
+  }
+}
+
+// The learner's backward rule: given the op's inputs, its output and the incoming
+// gradient, one gradient per input (a Tensor of that input's shape).
+using BackwardRule =
+    std::function<std::vector<Tensor>(const std::vector<Tensor>& inputs, const Tensor& out, const Tensor& grad)>;
+
+// An op of the graph whose value is `value` and whose backward runs the learner's rule.
+// A gradient of the wrong shape is an error here (the engine would otherwise sum a
+// broadcast gradient down for the learner and hide a missing un-broadcast).
+inline Tensor learner_op(const std::string& rule_name, const Tensor& value, const std::vector<Tensor>& inputs,
+                         const std::vector<std::string>& names, BackwardRule rule) {
+  Array v = array_of(value, rule_name + " forward");
+  return attn::record<double>(
+      "learner_op", std::move(v), inputs, [rule_name, names, rule](attn::Node<double>& out) {
+        attn::no_grad guard;
+        std::vector<Tensor> in;
+        for (std::size_t i = 0; i < out.inputs.size(); ++i) in.push_back(Tensor(Array(out.input(i).value)));
+        std::vector<Tensor> grads = rule(in, Tensor(Array(out.value)), Tensor(Array(out.grad)));
+        if (grads.size() != in.size())
+          throw Mismatch(rule_name + " returned " + std::to_string(grads.size()) + " gradients for " +
+                         std::to_string(in.size()) + " inputs");
+        for (std::size_t i = 0; i < in.size(); ++i) {
+          if (!out.input_requires_grad(i)) continue;
+          Array g = array_of(grads[i], rule_name + ": the gradient of " + names.at(i));
+          Shape gs(g.shape().begin(), g.shape().end());
+          if (gs != in[i].shape())
+            throw Mismatch(rule_name + " returned a gradient of shape " + shape_str(gs) + " for " + names.at(i) +
+                           " of shape " + shape_str(in[i].shape()));
+          out.add_to_input_grad(i, std::move(g));
+        }
+      });
+}
+
+// Reproducible random inputs and shapes.
+class Random {
+ public:
+  explicit Random(std::uint64_t seed) : gen_(seed) {}
+  double uniform(double lo, double hi) { return std::uniform_real_distribution<double>(lo, hi)(gen_); }
+  std::size_t integer(std::size_t lo, std::size_t hi) {  // lo .. hi inclusive
+    return std::uniform_int_distribution<std::size_t>(lo, hi)(gen_);
+  }
+  bool coin() { return integer(0, 1) == 1; }
+  Array array(const Shape& shape, double lo = -1.0, double hi = 1.0) {
+    Array a = Array::from_shape(shape);
+    for (double& v : a) v = uniform(lo, hi);
+    return a;
+  }
+  // Values whose magnitude lies in [lo, hi], of either sign (no zeros: denominators).
+  Array away_from_zero(const Shape& shape, double lo, double hi) {
+    Array a = array(shape, lo, hi);
+    for (double& v : a) v = coin() ? v : -v;
+    return a;
+  }
+  Tensor tensor(const Shape& shape, bool requires_grad = true, double lo = -1.0, double hi = 1.0) {
+    return Tensor(array(shape, lo, hi), requires_grad);
+  }
+  Shape shape(std::size_t min_dims, std::size_t max_dims, std::size_t max_size = 4) {
+    Shape s(integer(min_dims, max_dims));
+    for (auto& d : s) d = integer(1, max_size);
+    return s;
+  }
+  // A shape that broadcasts to `full`: leading axes dropped, some axes set to 1.
+  Shape broadcast_source(const Shape& full) {
+    std::size_t drop = integer(0, full.size());
+    Shape s(full.begin() + static_cast<long>(drop), full.end());
+    for (auto& d : s)
+      if (coin()) d = 1;
+    return s;
+  }
+
+ private:
+  std::mt19937_64 gen_;
+};
+
+// The values PyTorch computed once (tools/reference/labs.py -> labs/reference/<name>.json).
+class Reference {
+ public:
+  explicit Reference(const std::string& name) : path_(dir() + "/" + name + ".json") {
+    std::ifstream in(path_);
+    if (!in) throw std::runtime_error("lab reference file missing: " + path_ + " (set ATTN_LABS_REFERENCE_DIR)");
+    json_ = nlohmann::json::parse(in);
+  }
+  Array array(const std::string& case_name, const std::string& tensor_name) const {
+    const auto& cases = json_.at("cases");
+    if (!cases.contains(case_name) || !cases.at(case_name).contains(tensor_name))
+      throw std::runtime_error(path_ + ": no tensor '" + tensor_name + "' in case '" + case_name + "'");
+    const auto& entry = cases.at(case_name).at(tensor_name);
+    Array a = Array::from_shape(entry.at("shape").get<Shape>());
+    std::vector<double> data = entry.at("data").get<std::vector<double>>();
+    if (data.size() != a.size()) throw std::runtime_error(path_ + ": size mismatch in " + case_name + "." + tensor_name);
+    std::copy(data.begin(), data.end(), a.begin());
+    return a;
+  }
+  Tensor tensor(const std::string& case_name, const std::string& tensor_name, bool requires_grad = false) const {
+    return Tensor(array(case_name, tensor_name), requires_grad);
+  }
+  double scalar(const std::string& case_name, const std::string& tensor_name) const {
+    return array(case_name, tensor_name).flat(0);
+  }
+
+  // ATTN_LABS_REFERENCE_DIR, else the build's ATTN_LABS_DIR, else next to this header.
+  static std::string dir() {
+    if (const char* env = std::getenv("ATTN_LABS_REFERENCE_DIR")) return env;
+#ifdef ATTN_LABS_DIR
+    return std::string(ATTN_LABS_DIR) + "/reference";
+#else
+    std::string here = __FILE__;  // .../labs/grader/grader.hpp
+    auto cut = here.rfind("/grader/");
+    return (cut == std::string::npos ? std::string("labs") : here.substr(0, cut)) + "/reference";
+#endif
+  }
+
+ private:
+  std::string path_;
+  nlohmann::json json_;
+};
+
+// A wrong solution planted to prove a grader fails it (labs/planted/, labs/tests/):
+// `points_at` is a piece of the failure message that names the mistake.
+template <class Solution>
+struct Planted {
+  std::string mistake;
+  Solution solution;
+  std::string points_at;
+};
+
+class Grader {
+ public:
+  Grader(int lab, const std::string& title, std::ostream& os) : os_(os) {
+    result_.lab = lab;
+    os_ << "lab " << lab << ": " << title << "\n";
+  }
+
+  // Runs one check. `hint` names the usual cause of its failure.
+  void check(const std::string& name, const std::string& hint, const std::function<void()>& body) {
+    ++result_.total;
+    std::string message;
+    bool stub = false;  // the untouched stub: its "not implemented" needs no hint
+    try {
+      body();
+      ++result_.passed;
+      os_ << "  PASS  " << name << "\n";
+      return;
+    } catch (const NotImplemented& e) {
+      message = e.what();
+      stub = true;
+    } catch (const Mismatch& e) {
+      message = e.what();
+    } catch (const std::exception& e) {
+      message = std::string("raised an error: ") + e.what();
+    }
+    std::string text = name + ": " + message + (stub ? "" : "\n        hint: " + hint);
+    result_.failures.push_back(text);
+    os_ << "  FAIL  " << text << "\n";
+  }
+
+  Result finish() {
+    os_ << "lab " << result_.lab << ": " << result_.passed << " of " << result_.total << " checks pass\n";
+    return result_;
+  }
+
+ private:
+  std::ostream& os_;
+  Result result_;
+};
+
+}  // namespace lab

@@ -1,0 +1,58 @@
+// Wrong solutions of lab 12; labs/tests/test_lab12.cpp proves the grader fails each,
+// with a message pointing at the mistake.
+#pragma once
+
+#include "labs/grader/grader.hpp"
+#include "labs/solutions/12_luong.hpp"
+
+namespace lab {
+namespace planted {
+namespace luong {
+
+using attn::Mask;
+using attn::Tensor;
+using lab::luong::Params;
+using lab::luong::Step;
+
+struct Options {
+  bool no_input_feeding = false, score_transposed = false, concat_h_first = false, score_previous_h = false;
+};
+
+inline Step step(const Options& o, const Tensor& y, const Tensor& ht, const Tensor& h, const Tensor& c,
+                 const Tensor& hs, const Mask& mask, const Params& p) {
+  Tensor feed = o.no_input_feeding ? attn::zeros_like(ht) : ht;
+  Tensor gates = attn::linear(attn::concat({y, feed}, 1), p.w_ih, p.b_ih) + attn::linear(h, p.w_hh, p.b_hh);
+  Tensor c1 = attn::lstm_cell_c(gates, c), h1 = attn::lstm_cell_h(gates, c1);
+  Tensor query = o.score_previous_h ? h : h1;
+  Tensor keys = o.score_transposed ? attn::matmul(hs, p.W_a) : attn::linear(hs, p.W_a);
+  Tensor e = attn::squeeze(attn::matmul(keys, attn::unsqueeze(query, 2)), 2);
+  Tensor w = attn::softmax(attn::masked_fill(e, mask, -1e30), -1);
+  Tensor context = attn::squeeze(attn::matmul(attn::unsqueeze(w, 1), hs), 1);
+  Tensor both = o.concat_h_first ? attn::concat({h1, context}, 1) : attn::concat({context, h1}, 1);
+  return {attn::tanh(attn::linear(both, p.W_c)), h1, c1, w};
+}
+
+inline std::vector<Planted<lab::luong::Luong>> all() {
+  auto make = [](Options o) {
+    return lab::luong::Luong{[o](const Tensor& y, const Tensor& ht, const Tensor& h, const Tensor& c, const Tensor& hs,
+                                 const Mask& mask, const Params& p) { return step(o, y, ht, h, c, hs, mask, p); }};
+  };
+  std::vector<Planted<lab::luong::Luong>> out;
+  Options o;
+  o.no_input_feeding = true;
+  out.push_back({"no input feeding", make(o), "no input feeding"});
+  o = {};
+  o.score_transposed = true;
+  out.push_back({"the score with W_a transposed", make(o), "W_a transposed"});
+  o = {};
+  o.concat_h_first = true;
+  out.push_back({"[h_t; context] instead of [context; h_t]", make(o), "the context comes first"});
+  o = {};
+  o.score_previous_h = true;
+  out.push_back({"the previous h scored instead of the new one", make(o), "scores the new h_t"});
+  return out;
+}
+
+}  // namespace luong
+}  // namespace planted
+}  // namespace lab
