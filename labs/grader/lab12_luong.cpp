@@ -12,6 +12,9 @@ inline const char* step =
     "e[b, s] = h_t . (W_a hs[b, s]); padded positions blocked before the softmax over S; context = weights hs; "
     "h_tilde = tanh(W_c [context; h_t]), the context first";
 inline const char* padding = "a padded encoder position (mask true) gets weight 0 and cannot change the step";
+inline const char* large =
+    "exp of a score above about 709 overflows to inf (and inf / inf is NaN): subtract each row's max score before "
+    "exp, as attn::softmax does";
 }  // namespace hint
 
 enum class Variant { right, no_input_feeding, score_transposed, concat_h_first, score_previous_h };
@@ -143,6 +146,27 @@ Result grade(const Luong& m, std::ostream& os) {
                        num_str(w.flat(k)));
     expect_close("h_tilde after changing hs at padded positions only", array_of(before.h_tilde, "h_tilde"), after.h_tilde,
                  shapes, 1e-9, 1e-12);
+  });
+  grader.check("large scores (hs x 1e4 at real positions): near one-hot weights, no NaN", hint::large, [&] {
+    std::vector<Tensor> a;
+    Params p;
+    load(false, a, p);
+    attn::no_grad guard;
+    Array hs = a[4].data<double>();
+    for (std::size_t b = 0; b < mask.shape()[0]; ++b)
+      for (std::size_t s = 0; s < mask.shape()[1]; ++s)
+        if (!mask(b, s))
+          for (std::size_t d = 0; d < hs.shape()[2]; ++d) hs(b, s, d) *= 1e4;
+    a[4] = Tensor(hs);
+    Step expected = reference(a[0], a[1], a[2], a[3], a[4], mask, p);
+    Step got = call(a, mask, p);
+    Array w = array_of(got.weights, "weights");
+    for (std::size_t k = 0; k < w.size(); ++k)
+      if (!std::isfinite(w.flat(k)))
+        throw Mismatch("weights (" + shapes + ", hs x 1e4), index " + shape_str(unravel(k, {2, 5})) + ": received " +
+                       num_str(w.flat(k)) + ": the softmax overflowed; subtract each row's max before exp");
+    expect_close("weights", expected.weights.data<double>(), got.weights, shapes + ", hs x 1e4", 1e-9, 1e-12);
+    expect_close("h_tilde", expected.h_tilde.data<double>(), got.h_tilde, shapes + ", hs x 1e4", 1e-9, 1e-12);
   });
   grader.check("gradcheck, random small sizes, every input and parameter", hint::step, [&] {
     Random rng(12000);

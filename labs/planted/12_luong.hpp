@@ -16,6 +16,7 @@ using lab::luong::Step;
 
 struct Options {
   bool no_input_feeding = false, score_transposed = false, concat_h_first = false, score_previous_h = false;
+  bool unstable_softmax = false;
 };
 
 inline Step step(const Options& o, const Tensor& y, const Tensor& ht, const Tensor& h, const Tensor& c,
@@ -26,7 +27,10 @@ inline Step step(const Options& o, const Tensor& y, const Tensor& ht, const Tens
   Tensor query = o.score_previous_h ? h : h1;
   Tensor keys = o.score_transposed ? attn::matmul(hs, p.W_a) : attn::linear(hs, p.W_a);
   Tensor e = attn::squeeze(attn::matmul(keys, attn::unsqueeze(query, 2)), 2);
-  Tensor w = attn::softmax(attn::masked_fill(e, mask, -1e30), -1);
+  Tensor blocked = attn::masked_fill(e, mask, -1e30);
+  // exp(e) / sum exp(e) without the max subtracted: right math, inf / inf once a score passes ~709
+  Tensor ex = attn::exp(blocked);
+  Tensor w = o.unstable_softmax ? ex / attn::sum(ex, {-1}, true) : attn::softmax(blocked, -1);
   Tensor context = attn::squeeze(attn::matmul(attn::unsqueeze(w, 1), hs), 1);
   Tensor both = o.concat_h_first ? attn::concat({h1, context}, 1) : attn::concat({context, h1}, 1);
   return {attn::tanh(attn::linear(both, p.W_c)), h1, c1, w};
@@ -50,6 +54,9 @@ inline std::vector<Planted<lab::luong::Luong>> all() {
   o = {};
   o.score_previous_h = true;
   out.push_back({"the previous h scored instead of the new one", make(o), "scores the new h_t"});
+  o = {};
+  o.unstable_softmax = true;
+  out.push_back({"exp(e) / sum exp(e), the max not subtracted", make(o), "subtract each row's max"});
   return out;
 }
 
