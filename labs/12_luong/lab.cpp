@@ -9,7 +9,7 @@ using lab::luong::Step;
 
 // ---- your code ----
 // y [B, E], h_tilde [B, H] (previous step's), h, c [B, H], hs [B, S, H], mask [B, S] (true = padded)
-// -> {h_tilde, h, c, weights}.
+// -> {h_tilde, h, c, weights}. c is the cell state m_t, not the context c_t.
 // Tools: attn::concat({a, b}, 1), attn::linear, attn::lstm_cell_c(gates, c) and attn::lstm_cell_h(gates, c')
 // (lab 3's cell, fused), attn::matmul, attn::unsqueeze / squeeze, attn::masked_fill, attn::softmax, attn::tanh.
 Step luong_step(const Tensor& y, const Tensor& h_tilde, const Tensor& h, const Tensor& c, const Tensor& hs,

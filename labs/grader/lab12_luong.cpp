@@ -8,30 +8,47 @@ namespace luong {
 
 namespace hint {
 inline const char* step =
-    "input feeding: the LSTM cell reads [y; h_tilde_prev] (concat on the last axis); score the NEW h_t: "
+    "input feeding: the LSTM cell reads [y; h_tilde_prev] (concat on the last axis) and returns (h_t, m_t), m_t the "
+    "cell state (code c, not the context c_t); score the NEW h_t: "
     "e[b, s] = h_t . (W_a hs[b, s]); padded positions blocked before the softmax over S; context = weights hs; "
-    "h_tilde = tanh(W_c [context; h_t]), the context first";
+    "h_tilde = tanh(W_c [c_t; h_t]), the context c_t first";
 inline const char* padding = "a padded encoder position (mask true) gets weight 0 and cannot change the step";
+inline const char* large =
+    "exp of a score above about 709 overflows to inf (and inf / inf is NaN): subtract each row's max score before "
+    "exp, as attn::softmax does";
 }  // namespace hint
 
-enum class Variant { right, no_input_feeding, score_transposed, concat_h_first, score_previous_h };
+enum class Variant {
+  right,
+  no_input_feeding,
+  score_transposed,
+  concat_h_first,
+  score_previous_h,
+  mask_ignored,
+  mask_after_softmax,
+  cell_input_swapped,
+  feed_previous_h
+};
 
 inline Step reference(const Tensor& y, const Tensor& ht, const Tensor& h, const Tensor& c, const Tensor& hs,
                       const attn::Mask& mask, const Params& p, Variant v = Variant::right) {
-  Tensor feed = v == Variant::no_input_feeding ? attn::zeros_like(ht) : ht;
-  Tensor gates = attn::linear(attn::concat({y, feed}, 1), p.w_ih, p.b_ih) + attn::linear(h, p.w_hh, p.b_hh);
+  Tensor feed = v == Variant::no_input_feeding ? attn::zeros_like(ht) : v == Variant::feed_previous_h ? h : ht;
+  Tensor input = v == Variant::cell_input_swapped ? attn::concat({feed, y}, 1) : attn::concat({y, feed}, 1);
+  Tensor gates = attn::linear(input, p.w_ih, p.b_ih) + attn::linear(h, p.w_hh, p.b_hh);
   Tensor c1 = attn::lstm_cell_c(gates, c), h1 = attn::lstm_cell_h(gates, c1);
   Tensor query = v == Variant::score_previous_h ? h : h1;
   Tensor keys = v == Variant::score_transposed ? attn::matmul(hs, p.W_a) : attn::linear(hs, p.W_a);  // [B, S, H]
   Tensor e = attn::squeeze(attn::matmul(keys, attn::unsqueeze(query, 2)), 2);                      // [B, S]
-  Tensor w = attn::nn::masked_softmax(e, mask, -1);
+  Tensor w = v == Variant::mask_ignored         ? attn::softmax(e, -1)
+             : v == Variant::mask_after_softmax ? attn::masked_fill(attn::softmax(e, -1), mask, 0.0)
+                                                : attn::nn::masked_softmax(e, mask, -1);
   Tensor context = attn::squeeze(attn::matmul(attn::unsqueeze(w, 1), hs), 1);  // [B, H]
   Tensor both = v == Variant::concat_h_first ? attn::concat({h1, context}, 1) : attn::concat({context, h1}, 1);
   return {attn::tanh(attn::linear(both, p.W_c)), h1, c1, w};
 }
 
 inline std::vector<std::pair<std::string, Tensor>> outputs(const Step& s) {
-  return {{"h_tilde", s.h_tilde}, {"h", s.h}, {"c", s.c}, {"weights", s.weights}};
+  return {{"h_tilde", s.h_tilde}, {"h", s.h}, {"c (the cell state m_t)", s.c}, {"weights", s.weights}};
 }
 
 inline void expect_step(const Step& expected, const Step& got, const std::string& inputs) {
@@ -44,8 +61,14 @@ inline std::string diagnose(const std::vector<Tensor>& a, const attn::Mask& mask
   const std::vector<std::pair<Variant, const char*>> mistakes = {
       {Variant::no_input_feeding, "no input feeding: the cell must read [y; h_tilde_prev]"},
       {Variant::score_transposed, "the score with W_a transposed: e = h_t . (W_a hs), attn::linear(hs, W_a)"},
-      {Variant::concat_h_first, "[h_t; context]: the context comes first, W_c [context; h_t]"},
-      {Variant::score_previous_h, "the previous h scored: Luong scores the new h_t, after the cell"}};
+      {Variant::concat_h_first, "[h_t; c_t]: the context c_t comes first, W_c [c_t; h_t]"},
+      {Variant::score_previous_h, "the previous h scored: Luong scores the new h_t, after the cell"},
+      {Variant::mask_ignored, "the mask ignored: block padded positions (mask true) before the softmax"},
+      {Variant::mask_after_softmax,
+       "the mask applied after the softmax: zeroing padded weights leaves rows that do not sum to 1; block them "
+       "before it"},
+      {Variant::cell_input_swapped, "the cell read [h_tilde; y]: input feeding appends h_tilde, [y; h_tilde]"},
+      {Variant::feed_previous_h, "h fed instead of h_tilde: input feeding feeds the attentional vector h_tilde"}};
   attn::no_grad guard;
   for (const auto& [variant, what] : mistakes) {
     try {
@@ -61,6 +84,8 @@ inline const std::vector<std::string>& input_names() {
   static const std::vector<std::string> n = {"y", "h_tilde", "h", "c", "hs"};
   return n;
 }
+// "c" is the cell state m_t; the reference file's keys use the code names above
+inline std::string display(const std::string& n) { return n == "c" ? "c (the cell state m_t)" : n; }
 inline const std::vector<std::string>& param_names() {
   static const std::vector<std::string> n = {"w_ih", "w_hh", "b_ih", "b_hh", "W_a", "W_c"};
   return n;
@@ -77,7 +102,23 @@ Result grade(const Luong& m, std::ostream& os) {
     for (std::size_t i = 0; i < f.size(); ++i) *f[i] = ref.tensor("fixed", param_names()[i], requires_grad);
   };
   const attn::Mask mask = xt::cast<bool>(ref.array("fixed", "mask"));
-  const std::string shapes = "B 2, S 5, E 3, H 4, lengths 5 and 3";
+  // every argument's shape and the rows' lengths, for the failure messages
+  const Shape mask_shape(mask.shape().begin(), mask.shape().end());
+  std::string shapes;
+  {
+    std::vector<Tensor> a;
+    Params p;
+    load(false, a, p);
+    std::vector<std::pair<std::string, Shape>> named;
+    for (std::size_t i = 0; i < a.size(); ++i) named.push_back({input_names()[i], a[i].shape()});
+    named.push_back({"mask", mask_shape});
+    shapes = shapes_str(named) + ", lengths";
+    for (std::size_t b = 0; b < mask_shape[0]; ++b) {
+      std::size_t len = 0;
+      for (std::size_t s = 0; s < mask_shape[1]; ++s) len += !mask(b, s);
+      shapes += (b ? " and " : " ") + std::to_string(len);
+    }
+  }
   auto call = [&](const std::vector<Tensor>& a, const attn::Mask& mk, const Params& p) {
     return m.step(a[0], a[1], a[2], a[3], a[4], mk, p);
   };
@@ -103,13 +144,16 @@ Result grade(const Luong& m, std::ostream& os) {
                   attn::sum(s.c * ref.tensor("fixed", "r_c")) + attn::sum(s.weights * ref.tensor("fixed", "r_weights"));
     if (!loss.requires_grad()) throw Mismatch("the outputs do not require grad: compute them with attn's ops");
     loss.backward();
-    for (std::size_t i = 0; i < a.size(); ++i)
-      expect_close("the gradient of " + input_names()[i], ref.array("fixed", "grad_" + input_names()[i]), a[i].grad(),
-                   shapes, 1e-7, 1e-9);
+    // an input the outputs do not reach through attn's ops (detached, or unused) has no gradient at all
+    auto expect_grad = [&](const std::string& name, const Tensor& grad) {
+      if (!grad.defined())
+        throw Mismatch("no gradient reached " + display(name) + " (inputs: " + shapes +
+                       "): is it detached, or not used through attn's ops?");
+      expect_close("the gradient of " + display(name), ref.array("fixed", "grad_" + name), grad, shapes, 1e-7, 1e-9);
+    };
+    for (std::size_t i = 0; i < a.size(); ++i) expect_grad(input_names()[i], a[i].grad());
     auto f = fields(p);
-    for (std::size_t i = 0; i < f.size(); ++i)
-      expect_close("the gradient of " + param_names()[i], ref.array("fixed", "grad_" + param_names()[i]), f[i]->grad(),
-                   shapes, 1e-7, 1e-9);
+    for (std::size_t i = 0; i < f.size(); ++i) expect_grad(param_names()[i], f[i]->grad());
   });
   grader.check("two steps vs PyTorch, the second fed the first's h_tilde", hint::step, [&] {
     std::vector<Tensor> a;
@@ -139,10 +183,31 @@ Result grade(const Luong& m, std::ostream& os) {
     Array w = array_of(before.weights, "weights");
     for (std::size_t k = 0; k < w.size(); ++k)
       if (mask.flat(k) && w.flat(k) != 0.0)
-        throw Mismatch("weights (" + shapes + "), index " + shape_str(unravel(k, {2, 5})) + " is padded: expected 0, received " +
+        throw Mismatch("weights (" + shapes + "), index " + shape_str(unravel(k, mask_shape)) + " is padded: expected 0, received " +
                        num_str(w.flat(k)));
     expect_close("h_tilde after changing hs at padded positions only", array_of(before.h_tilde, "h_tilde"), after.h_tilde,
                  shapes, 1e-9, 1e-12);
+  });
+  grader.check("large scores (hs x 1e4 at real positions): near one-hot weights, no NaN", hint::large, [&] {
+    std::vector<Tensor> a;
+    Params p;
+    load(false, a, p);
+    attn::no_grad guard;
+    Array hs = a[4].data<double>();
+    for (std::size_t b = 0; b < mask.shape()[0]; ++b)
+      for (std::size_t s = 0; s < mask.shape()[1]; ++s)
+        if (!mask(b, s))
+          for (std::size_t d = 0; d < hs.shape()[2]; ++d) hs(b, s, d) *= 1e4;
+    a[4] = Tensor(hs);
+    Step expected = reference(a[0], a[1], a[2], a[3], a[4], mask, p);
+    Step got = call(a, mask, p);
+    Array w = array_of(got.weights, "weights");
+    for (std::size_t k = 0; k < w.size(); ++k)
+      if (!std::isfinite(w.flat(k)))
+        throw Mismatch("weights (" + shapes + ", hs x 1e4), index " + shape_str(unravel(k, mask_shape)) + ": received " +
+                       num_str(w.flat(k)) + ": the softmax overflowed; subtract each row's max before exp");
+    expect_close("weights", expected.weights.data<double>(), got.weights, shapes + ", hs x 1e4", 1e-9, 1e-12);
+    expect_close("h_tilde", expected.h_tilde.data<double>(), got.h_tilde, shapes + ", hs x 1e4", 1e-9, 1e-12);
   });
   grader.check("gradcheck, random small sizes, every input and parameter", hint::step, [&] {
     Random rng(12000);
