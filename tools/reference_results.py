@@ -1,0 +1,214 @@
+#!/usr/bin/python3
+"""Reference results: held-out BLEU against minutes of training, through the command line.
+
+    tools/reference_results.py run --model bahdanau [--budgets 5,15,45]
+    tools/reference_results.py show
+
+`run` trains one model of RECIPES on the pinned English-French corpus (tools/pinned_corpus.py)
+and evaluates it after each budget of training minutes on this machine: first a short probe
+measures the steps per second, then `attn train --steps S` reaches the budget's number of
+steps, and `attn train --resume --steps S'` the next budget's (a resumed run reaches exactly
+the weights of an uninterrupted one, so each row is one `attn train` command). Each point is
+scored by `attn eval` greedily and with beam search (beam 4, GNMT length penalty 0.6); the
+BLEU is NLTK's corpus_bleu over the words. The minutes are training steps only: evaluations,
+checkpoints and building the vocabulary are not counted (`attn train` prints them).
+
+Every row goes into docs/reference-results.json as soon as it is measured, with the command
+that reproduces it. Chapter 10 reads that file, draws BLEU against minutes and publishes the
+numbers that README's table quotes.
+"""
+import argparse
+import datetime
+import hashlib
+import json
+import os
+import platform
+import re
+import shlex
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ATTN = os.path.join(ROOT, "build", "cli", "attn")
+RESULTS = os.path.join(ROOT, "docs", "reference-results.json")
+CORPUS = "en-fr.tsv"  # made by: attn corpus gettext --lang fr --locale-dir locale --out en-fr.tsv
+
+# What every row shares: the corpus read as words, lowercased, punctuation split, words seen
+# once read as <unk>, pairs longer than 20 words dropped, 5% held out (seed 1), batches of 64.
+COMMON = ["--task", CORPUS, "--max-length", "20", "--min-freq", "2", "--batch-size", "64", "--seed", "1",
+          "--eval-every", "0", "--checkpoint-every", "0"]
+
+RECIPES = {
+    "bahdanau": ["--model", "bahdanau", "--set", "embed_dim=128", "--set", "encoder_dim=128",
+                 "--set", "decoder_dim=256", "--set", "attention_dim=128", "--lr", "0.002"],
+    "luong": ["--model", "luong", "--set", "embed_dim=128", "--set", "hidden_dim=256",
+              "--set", "attention_dim=128", "--lr", "0.002"],
+    "transformer": ["--model", "transformer", "--set", "d_model=128", "--set", "nhead=4",
+                    "--set", "dim_feedforward=512", "--set", "dropout=0.1", "--lr", "0.001",
+                    "--warmup", "1000", "--label-smoothing", "0.1"],
+}
+BEAM = ["--beam", "4", "--length-penalty", "0.6"]
+
+
+def attn(args, cwd, env=None):
+    """Runs attn, echoes its last lines, returns its whole output."""
+    proc = subprocess.run([ATTN] + args, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          universal_newlines=True)
+    if proc.returncode != 0:
+        sys.exit("attn %s failed:\n%s" % (" ".join(args), proc.stdout[-3000:]))
+    return proc.stdout
+
+
+def trained(output):
+    m = re.search(r"training time: (\d+) steps in ([\d.]+) s", output)
+    if not m:
+        sys.exit("attn train printed no 'training time' line:\n" + output[-2000:])
+    return int(m.group(1)), float(m.group(2))
+
+
+def bleu(output):
+    m = re.search(r"test sentences.*?BLEU ([\d.]+)", output)
+    if not m:
+        sys.exit("attn eval printed no BLEU:\n" + output[-2000:])
+    return float(m.group(1))
+
+
+def sha256(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def machine():
+    model = ""
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    return {"cpu": model, "cores": os.cpu_count(), "system": platform.platform()}
+
+
+def load():
+    if os.path.exists(RESULTS):
+        with open(RESULTS) as f:
+            return json.load(f)
+    return {"rows": []}
+
+
+def save(results):
+    """Written whole to a new file, then renamed over the old one."""
+    results["rows"].sort(key=lambda r: (r["model"], r["minutes_budget"]))
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(RESULTS), prefix=".reference-results.")
+    with os.fdopen(fd, "w") as f:
+        json.dump(results, f, indent=1)
+        f.write("\n")
+    os.replace(tmp, RESULTS)
+
+
+def command(model, steps, out):
+    return " ".join(shlex.quote(a) for a in ["attn", "train"] + RECIPES[model] + COMMON + ["--steps", str(steps),
+                                                                                          "--out", out])
+
+
+def run(args):
+    work = os.path.abspath(args.work)
+    corpus = os.path.join(work, CORPUS)
+    if not os.path.exists(corpus):
+        sys.exit("%s: missing; make it with: attn corpus gettext --lang fr --locale-dir locale --out %s"
+                 % (corpus, corpus))
+    subprocess.run([os.path.join(ROOT, "tools", "pinned_corpus.py"), "check-corpus", corpus, "--lang", "fr"],
+                   check=True)
+    env = dict(os.environ, ATTN_NUM_THREADS=str(args.threads), OPENBLAS_NUM_THREADS="1")
+    recipe = ["train"] + RECIPES[args.model] + COMMON
+    run_dir = os.path.join(work, args.model)
+    results = load()
+    done_steps, done_seconds = 0, 0.0
+    if args.resume:  # the run continues from its last measured budget (the run folder holds that step)
+        rows = [r for r in results["rows"] if r["model"] == args.model]
+        if not rows or not os.path.isdir(run_dir):
+            sys.exit("--resume: no measured %s run in %s and %s" % (args.model, RESULTS, run_dir))
+        last = max(rows, key=lambda r: r["steps"])
+        if last["command"] != command(args.model, last["steps"], "runs/" + args.model):
+            sys.exit("--resume: RECIPES['%s'] changed since the run began; measure it anew" % args.model)
+        with open(os.path.join(run_dir, "checkpoint", "config.json")) as f:
+            at = json.load(f)["train"]["steps"]
+        if at != last["steps"]:
+            sys.exit("--resume: %s is at step %d, its last measured row at %d" % (run_dir, at, last["steps"]))
+        done_steps, done_seconds = last["steps"], last.get("train_seconds", 60 * last["train_minutes"])
+        pace = done_steps / done_seconds
+    else:
+        if os.path.exists(run_dir):
+            sys.exit("%s exists: remove it to measure again, or continue it with --resume" % run_dir)
+        # The pace: a probe run of its own, so the budgets' steps can be chosen beforehand.
+        probe = os.path.join(work, args.model + "-probe")
+        out = attn(recipe + ["--steps", str(args.probe_steps), "--out", probe, "--overwrite"], work, env)
+        steps, seconds = trained(out)
+        pace = steps / seconds
+        print("%s: %.2f steps/s in the probe" % (args.model, pace), flush=True)
+
+    results["corpus"] = {"file": "en-fr.tsv (tools/pinned_corpus.py, --lang fr)", "sha256": sha256(corpus)}
+    results["machine"] = machine()
+    results["threads"] = args.threads
+    results["beam"] = " ".join(BEAM)
+    for budget in [float(b) for b in args.budgets.split(",")]:
+        if budget * 60 <= done_seconds:
+            continue  # measured already
+        target = int(round(pace * 60 * budget / 10.0)) * 10
+        if target <= done_steps:
+            sys.exit("budget %g min: %d steps is not beyond the %d done" % (budget, target, done_steps))
+        if done_steps == 0:
+            out = attn(recipe + ["--steps", str(target), "--out", run_dir], work, env)
+        else:
+            out = attn(["train", "--resume", run_dir, "--steps", str(target)], work, env)
+        steps, seconds = trained(out)
+        done_steps, done_seconds = target, done_seconds + seconds
+        pace = done_steps / done_seconds  # the whole run's pace sets the next budget's steps
+        started = time.time()
+        greedy = bleu(attn(["eval", "--checkpoint", run_dir], work, env))
+        beam = bleu(attn(["eval", "--checkpoint", run_dir] + BEAM, work, env))
+        row = {"model": args.model, "minutes_budget": budget, "steps": done_steps,
+               "train_minutes": round(done_seconds / 60, 2), "train_seconds": round(done_seconds, 1),
+               "bleu_greedy": greedy, "bleu_beam": beam,
+               "eval_seconds": round(time.time() - started, 1),
+               "command": command(args.model, done_steps, "runs/" + args.model),
+               "measured": datetime.date.today().isoformat()}
+        results["rows"] = [r for r in results["rows"]
+                           if not (r["model"] == args.model and r["minutes_budget"] == budget)] + [row]
+        save(results)
+        print("%s after %.1f min (%d steps): BLEU %.2f greedy, %.2f beam" %
+              (args.model, done_seconds / 60, done_steps, greedy, beam), flush=True)
+
+
+def show(_):
+    results = load()
+    print("| model | minutes | steps | BLEU greedy | BLEU beam |")
+    print("|---|---|---|---|---|")
+    for r in results["rows"]:
+        print("| %s | %.1f | %d | %.2f | %.2f |" % (r["model"], r["train_minutes"], r["steps"], r["bleu_greedy"],
+                                                  r["bleu_beam"]))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = ap.add_subparsers(dest="what", required=True)
+    r = sub.add_parser("run", help="train one model and measure it at each budget")
+    r.add_argument("--model", required=True, choices=sorted(RECIPES))
+    r.add_argument("--budgets", default="5,15,45", help="minutes of training, ascending (default 5,15,45)")
+    r.add_argument("--work", default="/tmp/attn-reference", help="holds en-fr.tsv and the runs")
+    r.add_argument("--threads", type=int, default=2, help="ATTN_NUM_THREADS (default 2)")
+    r.add_argument("--probe-steps", type=int, default=300)
+    r.add_argument("--resume", action="store_true", help="continue the measured run to the budgets not yet measured")
+    r.set_defaults(func=run)
+    s = sub.add_parser("show", help="print the table")
+    s.set_defaults(func=show)
+    args = ap.parse_args()
+    args.func(args)
+
+
+if __name__ == "__main__":
+    main()
