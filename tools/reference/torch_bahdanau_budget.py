@@ -15,8 +15,11 @@ the result is an attn run folder, so `attn eval` scores it exactly as it scores 
 
 --steps K stops after K steps even if time is left (the batches file must hold enough
 steps; training stops, with a note, when they run out). Only the training steps are timed
-(forward, loss, backward, clipping, Adam, schedule); the seconds, steps done and steps/s
-are printed and written to OUT/torch_run.json. OUT gets OUT/checkpoint/ as attn writes
+(padding the batch, forward, loss, backward, clipping, Adam, schedule), as attn's "training
+time" counts its steps; the seconds, steps done and steps/s are printed and written to
+OUT/torch_run.json. Time on a quiet machine: while another process keeps a core busy,
+torch's OpenMP threads spin against it and two threads ran 12 times slower than one
+(OMP_WAIT_POLICY=PASSIVE avoids that). OUT gets OUT/checkpoint/ as attn writes
 it (config.json, vocab.json and bpe.codes copied from RUN, model.npz under attn's
 parameter names, manifest.json with each file's size and FNV-1a hash; no trainer state:
 `attn eval` does not need it, `attn train --resume` cannot continue this run).
@@ -29,7 +32,8 @@ What is reproduced (models/bahdanau.cpp, models/bidirectional_encoder.cpp, train
   loss      cross-entropy over tgt_out, <pad> ignored, the run's label smoothing, mean over tokens
   update    clip_grad_norm_(clip_norm) (none when 0), Adam(lr, betas (0.9, 0.999), eps 1e-8),
             the run's warm-up lr * min(n / w, sqrt(w / n)) when config.train.warmup is set
-  dtype     the run's (config.dtype); torch.set_num_threads(--threads)
+  dtype     the run's (config.dtype); torch.set_num_threads(--threads), OPENBLAS_NUM_THREADS and
+            MKL_NUM_THREADS 1 unless set (bench/run.sh's torch@2)
 coverage (--set coverage=true) is not reproduced: such a run is refused.
 
 --self-test --attn build/cli/attn proves the equality on a small run (needs a scratch folder,
@@ -53,7 +57,12 @@ import tempfile
 import time
 import zipfile
 
-import numpy as np
+# As bench/run.sh: torch's own threads (--threads) run its ops, OpenBLAS's products run on one
+# (two pools of two threads on two cores would fight); set these variables to change that.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("MKL_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402 (after the thread settings, which numpy's BLAS reads when loaded)
 
 try:
     import torch
@@ -282,9 +291,9 @@ def train(model, config, batches, seconds, max_steps, log=print):
     model.train()
     while done < limit and (seconds is None or spent < seconds):
         n = done + 1
+        begin = time.perf_counter()  # padding the batch counts, as attn's "training time" counts making its batches
         src, lengths, tgt_in, tgt_out = pad_batch(batches.train, batches.step(n), batches.pad_id, batches.bos_id,
                                                   batches.eos_id)
-        begin = time.perf_counter()
         if warmup:
             for g in optimizer.param_groups:
                 g["lr"] = factor * min(1.0 / math.sqrt(n), n * warmup ** -1.5)
@@ -342,7 +351,7 @@ def run_budget(args):
     rate = done / spent if spent > 0 else 0.0
     print("training time: %d steps in %.1f s (%.2f steps/s; only the steps are timed)" % (done, spent, rate))
     info = {"steps": done, "seconds": spent, "steps_per_second": rate, "threads": args.threads,
-            "torch": torch.__version__, "dtype": str(dtype).replace("torch.", ""), "run": os.path.abspath(args.run),
+            "torch": torch.__version__, "openblas_threads": os.environ["OPENBLAS_NUM_THREADS"], "dtype": str(dtype).replace("torch.", ""), "run": os.path.abspath(args.run),
             "batches": os.path.abspath(args.batches), "budget_seconds": seconds,
             "last_loss": losses[-1] if losses else None}
     write_run(args.out, unit, config, model, attn_names(unit), dtype, info)
