@@ -30,6 +30,7 @@
 #include "../io/npz.hpp"
 #include "../models/conv_attention.hpp"
 
+#include <filesystem>
 #include <iostream>
 
 namespace attn::cli {

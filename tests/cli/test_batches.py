@@ -196,6 +196,12 @@ class Batches(unittest.TestCase):
             self.assertNotEqual(z.read("out.weight.npy"), trained.read("out.weight.npy"))
         self.assertIn("the initial weights", self.out)
 
+    def test_help(self):
+        status, out, err = attn("batches", "--help")
+        self.assertEqual(status, 0, err)
+        for flag in ("--checkpoint", "--steps", "--out", "--initial-weights", "--overwrite"):
+            self.assertIn(flag, out)
+
     def test_refusals(self):
         cases = [
             (["--checkpoint", "nowhere", "--steps", "3", "--out", "x.npz"], "no such run folder"),

@@ -340,6 +340,13 @@ def run_budget(args):
         fail("--batches %s: made for seed %d, batch size %d; the run has seed %d, batch size %d (make them with "
              "attn batches --checkpoint %s)" % (args.batches, batches.seed, batches.batch_size, config["seed"],
                                                 config["train"]["batch_size"], args.run))
+    with open(os.path.join(unit, "vocab.json")) as f:
+        vocab = json.load(f)
+    sizes = (len(vocab["src"]["tokens"]), len(vocab["tgt"]["tokens"]))
+    if (batches.src_vocab_size, batches.tgt_vocab_size) != sizes:
+        fail("--batches %s: vocabularies of %d and %d tokens; the run's vocab.json has %d and %d (make them with "
+             "attn batches --checkpoint %s)" % (args.batches, batches.src_vocab_size, batches.tgt_vocab_size, *sizes,
+                                                args.run))
     if os.path.exists(args.out) and (not os.path.isdir(args.out) or os.listdir(args.out)):
         fail("--out %s: exists and is not an empty folder (choose a new one)" % args.out)
     model, dtype = build(config, batches, args.initial_weights)
