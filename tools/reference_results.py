@@ -184,6 +184,50 @@ def run(args):
               (args.model, done_seconds / 60, done_steps, greedy, beam), flush=True)
 
 
+def torch_row(args):
+    """attn's Bahdanau run trained in PyTorch on the same batches from the same weights, for the same minutes
+    (tools/reference/torch_bahdanau_budget.py); each budget scored by attn eval as attn's rows are."""
+    work = os.path.abspath(args.work)
+    run_dir = os.path.join(work, "bahdanau")
+    results = load()
+    rows = [r for r in results["rows"] if r["model"] == "bahdanau"]
+    if not rows or not os.path.isdir(run_dir):
+        sys.exit("torch: measure attn's bahdanau first (tools/reference_results.py run --model bahdanau)")
+    budgets = sorted(float(b) for b in args.budgets.split(","))
+    pace = max(r["steps"] / (60 * r["train_minutes"]) for r in rows)
+    steps = int(pace * 60 * budgets[-1] * 1.5)  # enough batches even if PyTorch ran 1.5 times as fast as attn
+    batches, init = os.path.join(work, "bahdanau-batches.npz"), os.path.join(work, "bahdanau-init.npz")
+    out = os.path.join(work, "bahdanau-pytorch")
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    attn(["batches", "--checkpoint", run_dir, "--steps", str(steps), "--out", batches, "--initial-weights", init,
+          "--overwrite"], work, env)
+    script = os.path.join(ROOT, "tools", "reference", "torch_bahdanau_budget.py")
+    cmd = ["/usr/bin/python3", script, "--run", run_dir, "--batches", batches, "--initial-weights", init,
+           "--minutes", "%g" % budgets[-1], "--threads", str(args.threads), "--out", out]
+    if len(budgets) > 1:
+        cmd += ["--also-at", ",".join("%g" % b for b in budgets[:-1])]
+    subprocess.run(cmd, cwd=work, env=env, check=True)
+    for budget in budgets:
+        folder = out if budget == budgets[-1] else "%s.%gmin" % (out, budget)
+        with open(os.path.join(folder, "torch_run.json")) as f:
+            info = json.load(f)
+        greedy = bleu(attn(["eval", "--checkpoint", folder], work, env))
+        beam = bleu(attn(["eval", "--checkpoint", folder] + BEAM, work, env))
+        row = {"model": "bahdanau-pytorch", "minutes_budget": budget, "steps": info["steps"],
+               "train_minutes": round(info["seconds"] / 60, 2), "train_seconds": round(info["seconds"], 1),
+               "bleu_greedy": greedy, "bleu_beam": beam, "threads": args.threads,
+               "command": "attn batches --checkpoint runs/bahdanau --steps %d --out b.npz --initial-weights w.npz; "
+                          "tools/reference/torch_bahdanau_budget.py --run runs/bahdanau --batches b.npz "
+                          "--initial-weights w.npz --steps %d --threads %d --out runs/bahdanau-pytorch"
+                          % (steps, info["steps"], args.threads),
+               "measured": datetime.date.today().isoformat()}
+        results["rows"] = [r for r in results["rows"]
+                           if not (r["model"] == row["model"] and r["minutes_budget"] == budget)] + [row]
+        save(results)
+        print("bahdanau in PyTorch after %.1f min (%d steps): BLEU %.2f greedy, %.2f beam"
+              % (info["seconds"] / 60, info["steps"], greedy, beam), flush=True)
+
+
 def show(_):
     results = load()
     print("| model | minutes | steps | BLEU greedy | BLEU beam |")
@@ -204,6 +248,11 @@ def main():
     r.add_argument("--probe-steps", type=int, default=300)
     r.add_argument("--resume", action="store_true", help="continue the measured run to the budgets not yet measured")
     r.set_defaults(func=run)
+    t = sub.add_parser("torch", help="the same Bahdanau run in PyTorch for the same minutes (after run --model bahdanau)")
+    t.add_argument("--budgets", default="5,15,45", help="minutes of training, ascending (default 5,15,45)")
+    t.add_argument("--work", default="/tmp/attn-reference", help="holds the runs (as for run)")
+    t.add_argument("--threads", type=int, default=2, help="torch.set_num_threads (default 2)")
+    t.set_defaults(func=torch_row)
     s = sub.add_parser("show", help="print the table")
     s.set_defaults(func=show)
     args = ap.parse_args()

@@ -281,7 +281,9 @@ def write_run(out, src_unit, config, model, names, dtype, info):
 
 # ---- training ----
 
-def train(model, config, batches, seconds, max_steps, log=print):
+def train(model, config, batches, seconds, max_steps, log=print, snapshots=()):
+    """snapshots: (seconds, write(done, spent)) pairs, each called once its seconds of training are spent."""
+    snapshots = sorted(snapshots, key=lambda s: s[0])
     t = config["train"]
     lr, clip, smoothing, warmup = t["lr"], t.get("clip_norm", 1.0), t.get("label_smoothing", 0.0), t.get("warmup", 0)
     optimizer = torch.optim.Adam(model.parameters(), lr=lr, betas=(0.9, 0.999), eps=1e-8, foreach=False)
@@ -308,6 +310,8 @@ def train(model, config, batches, seconds, max_steps, log=print):
         spent += time.perf_counter() - begin
         done = n
         losses.append(loss.item())
+        while snapshots and spent >= snapshots[0][0]:
+            snapshots.pop(0)[1](done, spent)
         if done % 100 == 0:
             log("step %d: loss %.4f (%.1f s, %.2f steps/s)" % (done, sum(losses[-100:]) / 100, spent, done / spent))
     if done == batches.steps() and (max_steps is None or done < max_steps) and (seconds is None or spent < seconds):
@@ -354,7 +358,24 @@ def run_budget(args):
     print("training attn's bahdanau in PyTorch %s (%s, %d threads) for %s on %d batches of %s"
           % (torch.__version__, str(dtype).replace("torch.", ""), args.threads,
              "%g s" % seconds if seconds is not None else "%d steps" % args.steps, batches.steps(), args.batches))
-    done, spent, losses = train(model, config, batches, seconds, args.steps)
+    def snapshot(minutes):
+        def write(done, spent):
+            out = "%s.%gmin" % (args.out.rstrip("/"), minutes)
+            rate = done / spent if spent > 0 else 0.0
+            print("training time: %d steps in %.1f s (%.2f steps/s; only the steps are timed)" % (done, spent, rate))
+            write_run(out, unit, config, model, attn_names(unit), dtype,
+                      {"steps": done, "seconds": spent, "steps_per_second": rate, "threads": args.threads,
+                       "torch": torch.__version__, "budget_seconds": minutes * 60})
+            print("wrote %s (score it with: attn eval --checkpoint %s)" % (out, out), flush=True)
+        return write
+
+    also = [(m * 60, snapshot(m)) for m in args.also_at]
+    if seconds is not None and any(s >= seconds for s, _ in also):
+        fail("--also-at: every snapshot must come before the budget's end")
+    for m in args.also_at:
+        if os.path.exists("%s.%gmin" % (args.out.rstrip("/"), m)):
+            fail("--also-at %g: %s.%gmin exists (choose a new --out)" % (m, args.out.rstrip("/"), m))
+    done, spent, losses = train(model, config, batches, seconds, args.steps, snapshots=also)
     rate = done / spent if spent > 0 else 0.0
     print("training time: %d steps in %.1f s (%.2f steps/s; only the steps are timed)" % (done, spent, rate))
     info = {"steps": done, "seconds": spent, "steps_per_second": rate, "threads": args.threads,
@@ -456,6 +477,9 @@ def main():
     p.add_argument("--minutes", type=float)
     p.add_argument("--seconds", type=float)
     p.add_argument("--steps", type=int, help="stop after this many steps (also with a time budget)")
+    p.add_argument("--also-at", type=lambda t: [float(x) for x in t.split(",") if x], default=[],
+                   help="minutes, e.g. 5,15: also write the weights as they are after these minutes of training, "
+                        "to OUT.5min, OUT.15min (scored by attn eval like OUT)")
     p.add_argument("--threads", type=int, default=2, help="torch.set_num_threads (default 2)")
     p.add_argument("--out", help="the run folder to write (new or empty)")
     p.add_argument("--self-test", action="store_true", help="prove the equality on a small run (see above)")
