@@ -19,10 +19,8 @@ numbers that README's table quotes.
 """
 import argparse
 import datetime
-import hashlib
 import json
 import os
-import platform
 import re
 import shlex
 import subprocess
@@ -31,6 +29,10 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+from pinned_corpus import sha256_file  # noqa: E402
+import run as bench_run  # noqa: E402
 ATTN = os.path.join(ROOT, "build", "cli", "attn")
 RESULTS = os.path.join(ROOT, "docs", "reference-results.json")
 CORPUS = "en-fr.tsv"  # made by: attn corpus gettext --lang fr --locale-dir locale --out en-fr.tsv
@@ -75,22 +77,10 @@ def bleu(output):
     return float(m.group(1))
 
 
-def sha256(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def machine():
-    model = ""
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    return {"cpu": model, "cores": os.cpu_count(), "system": platform.platform()}
+    """The CPU as /proc/cpuinfo names it, its cores, and the system (bench/run.py's, as a record)."""
+    cpu, cores, system = bench_run.machine().split(", ", 2)
+    return {"cpu": cpu, "cores": os.cpu_count(), "system": system}
 
 
 def load():
@@ -151,7 +141,7 @@ def run(args):
         pace = steps / seconds
         print("%s: %.2f steps/s in the probe" % (args.model, pace), flush=True)
 
-    results["corpus"] = {"file": "en-fr.tsv (tools/pinned_corpus.py, --lang fr)", "sha256": sha256(corpus)}
+    results["corpus"] = {"file": "en-fr.tsv (tools/pinned_corpus.py, --lang fr)", "sha256": sha256_file(corpus)}
     results["machine"] = machine()
     results["threads"] = args.threads
     results["beam"] = " ".join(BEAM)
