@@ -23,6 +23,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -105,6 +106,26 @@ def command(model, steps, out):
                                                                                           "--out", out])
 
 
+def record_split(results, output):
+    """The pairs `attn train` trains and tests on, from the line it prints."""
+    m = re.search(r"(\d+) train / (\d+) test examples", output)
+    if m:
+        results["train_pairs"], results["test_pairs"] = int(m.group(1)), int(m.group(2))
+
+
+def split(args):
+    """Records the split of the reference runs (a one-step run of the Transformer's recipe, then removed)."""
+    work = os.path.abspath(args.work)
+    out = os.path.join(work, "split-probe")
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
+    results = load()
+    record_split(results, attn(["train"] + RECIPES["transformer"] + COMMON + ["--steps", "1", "--out", out,
+                                                                           "--overwrite"], work, env))
+    shutil.rmtree(out)
+    save(results)
+    print("%d training pairs, %d held out" % (results["train_pairs"], results["test_pairs"]))
+
+
 def run(args):
     work = os.path.abspath(args.work)
     corpus = os.path.join(work, CORPUS)
@@ -139,6 +160,7 @@ def run(args):
         out = attn(recipe + ["--steps", str(args.probe_steps), "--out", probe, "--overwrite"], work, env)
         steps, seconds = trained(out)
         pace = steps / seconds
+        record_split(results, out)
         print("%s: %.2f steps/s in the probe" % (args.model, pace), flush=True)
 
     results["corpus"] = {"file": "en-fr.tsv (tools/pinned_corpus.py, --lang fr)", "sha256": sha256_file(corpus)}
@@ -243,6 +265,9 @@ def main():
     t.add_argument("--work", default="/tmp/attn-reference", help="holds the runs (as for run)")
     t.add_argument("--threads", type=int, default=2, help="torch.set_num_threads (default 2)")
     t.set_defaults(func=torch_row)
+    q = sub.add_parser("split", help="record how many pairs the reference runs train and test on")
+    q.add_argument("--work", default="/tmp/attn-reference", help="holds en-fr.tsv (as for run)")
+    q.set_defaults(func=split)
     s = sub.add_parser("show", help="print the table")
     s.set_defaults(func=show)
     args = ap.parse_args()
