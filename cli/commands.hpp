@@ -22,6 +22,7 @@ void add_translate_command(CLI::App& app);
 void add_heatmap_command(CLI::App& app);
 void add_graph_command(CLI::App& app);
 void add_corpus_command(CLI::App& app);  // corpus.cpp
+void add_batches_command(CLI::App& app);  // batches.cpp
 
 // What `train` and `demo` share: trains the run described by `config` into the run
 // folder `out` (New: it must be new or empty; Overwrite: its run is replaced at the

@@ -6,7 +6,9 @@
 
 #include <xtensor/xview.hpp>
 
+#include <algorithm>
 #include <iostream>
+#include <numeric>
 
 namespace attn::cli {
 
@@ -79,10 +81,39 @@ std::string output_text(const Run& run, const models::Hypothesis& h) {
 
 }  // namespace
 
+namespace {
+
+// The held-out sentences decoded by beam search, in evaluate()'s order (by source length,
+// batches of 64), as Predictions that word_scores reads like greedy ones.
+std::vector<models::Prediction> beam_predictions(Run& run, const std::vector<data::Example>& examples,
+                                                 models::DecodeOptions options) {
+  no_grad guard;
+  run.model->eval();
+  std::vector<std::size_t> order(examples.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return examples[a].src.size() < examples[b].src.size(); });
+  std::vector<models::Prediction> out;
+  const std::size_t batch_size = 64;
+  for (std::size_t first = 0; first < order.size(); first += batch_size) {
+    const std::vector<std::size_t> indices(order.begin() + static_cast<long>(first),
+                                           order.begin() + static_cast<long>(std::min(first + batch_size, order.size())));
+    const data::Batch batch = data::make_batch(examples, indices, run.src_vocab, run.tgt_vocab);
+    const std::vector<models::Ids> ids =
+        models::hypothesis_tokens(models::beam_search(*run.model, batch.src, batch.src_lengths, options));
+    for (std::size_t i = 0; i < indices.size(); ++i) out.push_back({indices[i], run.tgt_vocab.decode(ids[i])});
+  }
+  return out;
+}
+
+}  // namespace
+
 void add_eval_command(CLI::App& app) {
   struct Options {
     std::string dir, predictions;
     bool overwrite = false;
+    std::uint64_t beam = 1;
+    double alpha = 0.0;
   };
   auto o = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand("eval", "Evaluate a checkpoint on its task's held-out set");
@@ -90,12 +121,20 @@ void add_eval_command(CLI::App& app) {
   cmd->add_option("--predictions", o->predictions,
                   "also write FILE.tsv: source<TAB>reference<TAB>output per line (a new file unless --overwrite)");
   cmd->add_flag("--overwrite", o->overwrite, "replace the --predictions file if it exists");
+  add_count(cmd, "--beam", o->beam, 1, 64, "decode with beam search of this size (1: greedy)");
+  add_real(cmd, "--length-penalty", o->alpha, Bounds{0.0, 10.0},
+           "with --beam: GNMT's alpha, score = log p / ((5 + |Y|) / 6)^alpha (0: plain log p)");
   cmd->callback([o, cmd] {
+    if (o->alpha > 0 && o->beam < 2)
+      throw ValueError("eval: --length-penalty ranks beam search's outputs: add --beam 2 or more");
     const std::string* dir = &o->dir;
     const Output predictions{"--predictions", o->predictions, o->overwrite};
     if (cmd->count("--predictions")) check_output(predictions, {}, {*dir});  // before the run is even read
     Run run = load_run(*dir);
-    if (run.is_grid()) return eval_grid(run);
+    if (run.is_grid()) {
+      if (o->beam > 1) throw ValueError("eval: the grid captioner decodes greedily only (no --beam)");
+      return eval_grid(run);
+    }
     TaskData task;
     try {
       task = make_task(run.config.at("task"), run.config.at("seed").get<std::uint64_t>(), "task", run.codes());
@@ -108,10 +147,23 @@ void add_eval_command(CLI::App& app) {
     for (const auto& example : task.split.test) longest = std::max(longest, example.src.size());
     options.max_len = decode_limit(run.config.at("model"), longest);
     models::Evaluation e = models::evaluate(*run.model, task.split.test, run.src_vocab, run.tgt_vocab, options);
+    if (o->beam > 1) {  // the outputs scored (and written) are beam search's; loss and token accuracy stay greedy's
+      models::DecodeOptions decode;
+      decode.beam_size = o->beam;
+      decode.max_len = options.max_len;
+      if (o->alpha > 0) decode.length_penalty = models::LengthPenalty::GNMT;
+      decode.alpha = o->alpha;
+      e.predictions = beam_predictions(run, task.split.test, decode);
+    }
     const WordScores w = word_scores(e, task.split.test, run.codes());
-    std::printf("%zu test sentences: exact match %.1f%%, token accuracy %.1f%%, BLEU %.2f, loss %.4f\n",
-                w.overall.sentences, 100 * w.overall.exact_match(), 100 * e.overall.token_accuracy(),
-                w.overall.bleu_percent(), e.loss);
+    if (o->beam > 1)
+      std::printf("%zu test sentences, beam search %llu (length penalty %g): exact match %.1f%%, BLEU %.2f, loss %.4f\n",
+                  w.overall.sentences, static_cast<unsigned long long>(o->beam), o->alpha,
+                  100 * w.overall.exact_match(), w.overall.bleu_percent(), e.loss);
+    else
+      std::printf("%zu test sentences: exact match %.1f%%, token accuracy %.1f%%, BLEU %.2f, loss %.4f\n",
+                  w.overall.sentences, 100 * w.overall.exact_match(), 100 * e.overall.token_accuracy(),
+                  w.overall.bleu_percent(), e.loss);
     if (e.alignment.steps)
       std::printf("attention peak on the gold source position: %.1f%% of %zu steps\n", 100 * e.alignment.hit_rate(),
                   e.alignment.steps);

@@ -9,6 +9,7 @@
 #include "progress.hpp"
 #include "run_config.hpp"
 
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <iostream>
@@ -189,11 +190,20 @@ TrainResult train_run(nlohmann::json config, const std::string& out, TrainMode m
   }
 
   // 3. Train; each checkpoint is one unit, committed whole (cli/run_dir.hpp).
+  // The training time: steps only; evaluations and checkpoints on the way are not counted.
+  using Clock = std::chrono::steady_clock;
+  double outside_seconds = 0.0, trained_seconds = 0.0;
+  const std::size_t first_step = trainer.step();
+  auto outside = [&outside_seconds](Clock::time_point since) {
+    outside_seconds += std::chrono::duration<double>(Clock::now() - since).count();
+  };
   trainer.on_checkpoint = [&] {
+    const Clock::time_point since = Clock::now();
     std::map<std::string, std::string> texts;
     if (bpe) texts[kCodesFile] = bpe->to_text();
     commit_checkpoint(out, config, task.src_vocab, task.tgt_vocab,
                       [&](const std::string& folder) { trainer.save_checkpoint(folder + "/model"); }, texts);
+    outside(since);
   };
   std::cout << "training " << config["model"]["model"].get<std::string>() << " (" << model->num_parameters()
             << " parameters, " << s.dtype << ") on " << task.config.at("name").get<std::string>() << ": "
@@ -201,7 +211,14 @@ TrainResult train_run(nlohmann::json config, const std::string& out, TrainMode m
             << (mode == TrainMode::Resume ? ", resumed at step " + std::to_string(trainer.step()) : "") << std::endl;
   TrainResult result;
   ProgressBar bar(options.steps, trainer.step());
+  const Clock::time_point started = Clock::now();
+  Clock::time_point last_report = started;  // an evaluation follows the report of its step
+  std::size_t last_report_step = 0;
   trainer.on_progress = [&](const models::Progress& p) {
+    last_report = Clock::now();
+    last_report_step = p.step;
+    if (p.step >= options.steps)  // the last step is done; the final evaluation follows
+      trained_seconds = std::chrono::duration<double>(Clock::now() - started).count() - outside_seconds;
     result.steps.push_back(static_cast<double>(p.step));
     result.losses.push_back(p.loss);
     result.lrs.push_back(p.lr);
@@ -209,13 +226,18 @@ TrainResult train_run(nlohmann::json config, const std::string& out, TrainMode m
   };
   trainer.on_evaluation = [&](const models::Evaluation& e) {
     if (e.step >= options.steps) return;  // the final one is printed by the caller
+    const Clock::time_point since = e.step == last_report_step ? last_report : Clock::now();
     bar.finish();
     const WordScores w = word_scores(e, task.split.test, bpe);
     std::printf("  eval at step %zu: exact match %.1f%%, token accuracy %.1f%%, BLEU %.2f\n", e.step,
                 100 * w.overall.exact_match(), 100 * e.overall.token_accuracy(), w.overall.bleu_percent());
+    outside(since);
   };
   trainer.train();  // ends with an evaluation and a checkpoint at the last step
   bar.finish();
+  const std::size_t trained = trainer.step() - first_step;
+  std::printf("training time: %zu steps in %.1f s (%.2f steps/s; evaluations and checkpoints not counted)\n",
+              trained, trained_seconds, trained_seconds > 0 ? double(trained) / trained_seconds : 0.0);
   result.evaluation = trainer.last_evaluation();
   result.scores = word_scores(result.evaluation, task.split.test, bpe);
   const std::vector<std::string> plots = write_curves(out, result, task.config.at("name") == "tsv");

@@ -324,6 +324,52 @@ class Inspect(CliTest):
             self.check_svg(self.path("graph.svg"))
 
 
+class EvalBeam(CliTest):
+    """attn eval --beam: the held-out outputs of beam search, scored as NLTK scores them."""
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.beam_run = cls.path("beam_run")  # trained far enough that beam and greedy outputs differ
+        status, out, err = attn("train", *TINY, "--set", "decoder_dim=16", "--steps", "120", "--eval-every", "0",
+                                "--out", cls.beam_run)
+        assert status == 0, err
+        cls.train_out = out
+
+    def test_training_time_is_printed(self):
+        self.assertRegex(self.train_out, r"training time: 120 steps in [0-9.]+ s \([0-9.]+ steps/s; evaluations "
+                                         r"and checkpoints not counted\)")
+
+    def test_beam_predictions_are_scored_like_nltk(self):
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        from nltk_bleu import nltk_bleu
+        greedy = self.ok("eval", "--checkpoint", self.beam_run, "--predictions", self.path("greedy.tsv"))
+        self.assertEqual(self.ok("eval", "--checkpoint", self.beam_run, "--beam", "1"),
+                         self.ok("eval", "--checkpoint", self.beam_run))
+        self.assertIn(greedy.split("\n")[0] + "\n", self.ok("eval", "--checkpoint", self.beam_run))
+        beam = self.ok("eval", "--checkpoint", self.beam_run, "--beam", "4", "--length-penalty", "0.6",
+                       "--predictions", self.path("beam.tsv"))
+        self.assertIn("test sentences, beam search 4 (length penalty 0.6): exact match", beam)
+        with open(self.path("greedy.tsv"), encoding="utf-8") as f:
+            greedy_rows = f.read().splitlines()
+        with open(self.path("beam.tsv"), encoding="utf-8") as f:
+            beam_rows = f.read().splitlines()
+        self.assertEqual(len(beam_rows), len(greedy_rows))
+        self.assertTrue(beam_rows != greedy_rows, "the outputs written are greedy's, not beam search's")
+        for out, path in ((greedy, "greedy.tsv"), (beam, "beam.tsv")):
+            printed = float(out.split("BLEU ")[1].split(",")[0])
+            self.assertAlmostEqual(printed, nltk_bleu(self.path(path)), delta=0.005)
+        # Each written output is what `translate` gives its source with the same beam.
+        source, _, output = beam_rows[0].split("\t")
+        said = self.ok("translate", "--checkpoint", self.beam_run, "--beam", "4", "--length-penalty", "0.6", source)
+        self.assertEqual(said.strip(), source + "  ->  " + output)
+
+    def test_bad_uses(self):
+        self.fails("eval", "--checkpoint", self.beam_run, "--length-penalty", "0.6",
+                   message="--length-penalty ranks beam search's outputs: add --beam 2 or more")
+        self.fails("eval", "--checkpoint", self.beam_run, "--beam", "0", message="--beam")
+
+
 class Grid(CliTest):
     """Chapter 4's grid captioner: not a Seq2Seq, its own paths in the command line."""
 
