@@ -94,7 +94,14 @@ std::string vocab_json(const data::Vocab& src, const data::Vocab& tgt) {
              .dump(2) + "\n";
 }
 
-bool is_temporary(const std::string& name) { return name.rfind("checkpoint.tmp.", 0) == 0; }
+// Left by a writer killed mid-write: a checkpoint being committed, or one of the run's plots
+// (write_own_file writes ".<file>.tmp.<pid>.<n>" next to it, then renames it over the file).
+bool is_temporary(const std::string& name) {
+  if (name.rfind("checkpoint.tmp.", 0) == 0) return true;
+  for (const char* plot : {"loss.svg", "lr.svg", "accuracy_by_length.svg", "bleu_by_length.svg"})
+    if (name.rfind(std::string(".") + plot + ".tmp.", 0) == 0) return true;
+  return false;
+}
 
 // A lower bound of the bytes the model's weights take (float64 while they are built), and the
 // setting responsible: a 2-D weight has the largest size on one side and at least the smallest on the other.

@@ -111,6 +111,23 @@ class Kill(unittest.TestCase):
         self.assertEqual(survived, kills)
         self.assertEqual(leftovers, [])
 
+    def test_a_killed_writers_plot_temporaries_are_removed(self):
+        # A kill between writing a plot's temporary file and renaming it leaves ".loss.svg.tmp.PID.N";
+        # the next writer of the run removes it (and only such files), as it removes checkpoint.tmp.*.
+        run = self.path("plots")
+        self.ok("train", *ARGS, "--steps", "2", "--out", run)
+        left = [".loss.svg.tmp.999999.0", ".accuracy_by_length.svg.tmp.999999.3", "checkpoint.tmp.999999.1"]
+        for name in left:
+            with open(os.path.join(run, name), "w") as f:
+                f.write("half a file")
+        mine = os.path.join(run, ".notes.tmp.1.0")  # not attn's: kept
+        with open(mine, "w") as f:
+            f.write("a user's file")
+        self.ok("train", "--resume", run, "--steps", "3")
+        names = os.listdir(run)
+        self.assertEqual([n for n in left if n in names], [])
+        self.assertIn(".notes.tmp.1.0", names)
+
     def test_second_writer_is_refused(self):
         run = self.path("busy")
         p = start("train", *ARGS, "--steps", "100000", "--out", run)
