@@ -1,4 +1,5 @@
 #include "interpreter.hpp"
+#include "time_format.hpp"
 
 #include "cell_names.hpp"
 #include "cell_rewrite.hpp"
@@ -63,14 +64,6 @@ int code_points(const std::string& s, size_t bytes) {
 }
 
 // "1.23 ms" as IPython prints a time.
-std::string format_time(double seconds) {
-  const char* units[] = {"s", "ms", "\xC2\xB5s", "ns"};
-  int u = 0;
-  while (u < 3 && seconds < 1.0) seconds *= 1000.0, ++u;
-  std::ostringstream s;
-  s << std::setprecision(3) << seconds << " " << units[u];
-  return s.str();
-}
 
 }  // namespace
 
