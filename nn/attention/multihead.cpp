@@ -1,5 +1,7 @@
 #include "multihead.hpp"
 
+#include "flash_attention.hpp"
+
 #include "../init.hpp"
 
 #include "../../core/backend/fused.hpp"
@@ -62,6 +64,8 @@ MultiheadAttentionOutput MultiheadAttention::forward(const Tensor& query, const 
   if (key.size(1) != value.size(1)) throw bad("key and value must have the same length Tk");
   const std::size_t B = query.size(0), Tq = query.size(1), Tk = key.size(1);
 
+  if (use_flash_attention) return forward_flash(query, key, value, key_padding_mask, need_weights, attn_mask);
+
   // Masks: PyTorch's attn_mask [B * H, Tq, Tk] is read as [B, H, Tq, Tk].
   std::optional<Mask> per_head = attn_mask;
   if (attn_mask && attn_mask->dimension() == 3 && H > 1) {
@@ -91,6 +95,31 @@ MultiheadAttentionOutput MultiheadAttention::forward(const Tensor& query, const 
   Tensor weights;
   if (need_weights) weights = average_attn_weights ? mean(heads.weights, {1}) : heads.weights;  // [B, Tq, Tk] or [B, H, Tq, Tk]
   return {output, weights};
+}
+
+MultiheadAttentionOutput MultiheadAttention::forward_flash(const Tensor& query, const Tensor& key,
+                                                           const Tensor& value,
+                                                           const std::optional<Mask>& key_padding_mask,
+                                                           bool need_weights, const std::optional<Mask>& attn_mask) {
+  const std::string op = "MultiheadAttention (use_flash_attention)";
+  if (need_weights) throw ValueError(op + ": flash attention makes no weights; call forward with need_weights = false");
+  if (dropout > 0.0 && is_training())
+    throw ValueError(op + ": flash attention drops no weights, and dropout is " + std::to_string(dropout) +
+                     " in training mode; train with use_flash_attention off, or with dropout 0");
+  if (attn_mask && attn_mask->dimension() != 2)
+    throw ShapeError(op + ": attn_mask must be [Tq, Tk], the same for every sequence and head, got " +
+                     shape_str(Shape(attn_mask->shape().begin(), attn_mask->shape().end())));
+  const std::size_t E = embed_dim, H = num_heads;
+  Tensor q = linear(query, part(in_proj_weight, 0, E), part(in_proj_bias, 0, E));  // [B, Tq, E]
+  Tensor k = linear(key, part(in_proj_weight, 1, E), part(in_proj_bias, 1, E));    // [B, Tk, E]
+  Tensor v = linear(value, part(in_proj_weight, 2, E), part(in_proj_bias, 2, E));  // [B, Tk, E]
+  Tensor context = flash_attention(split_heads(q, H),  // [B, H, Tq, d]
+                                   split_heads(k, H),  // [B, H, Tk, d]
+                                   split_heads(v, H),  // [B, H, Tk, d]
+                                   key_padding_mask, attn_mask);
+  // context [B, H, Tq, d] -> [B, Tq, E]
+  last_weights_ = Tensor();
+  return {out_proj(merge_heads(context)), Tensor()};
 }
 
 std::string MultiheadAttention::extra_repr() const {

@@ -56,11 +56,21 @@ class MultiheadAttention : public Module {
 
   std::size_t embed_dim, num_heads, head_dim;
   double dropout;
+  // When true, the heads attend through flash_attention (flash_attention.hpp) instead of
+  // scaled_dot_product_attention: the same values and gradients, to rounding, in memory that
+  // grows with Tq + Tk instead of Tq * Tk. It makes no weights, so forward needs
+  // need_weights = false and last_weights() is left undefined; it drops no weights either, so
+  // with dropout > 0 it runs only in eval mode; and its attn_mask is [Tq, Tk]. Each of these
+  // is a clear error otherwise. Off by default.
+  bool use_flash_attention = false;
   Tensor in_proj_weight;  // [3E, E]: rows 0..E-1 project queries, E..2E-1 keys, 2E..3E-1 values
   Tensor in_proj_bias;    // [3E], undefined when bias = false
   Linear out_proj;        // E -> E
 
  private:
+  MultiheadAttentionOutput forward_flash(const Tensor& query, const Tensor& key, const Tensor& value,
+                                         const std::optional<Mask>& key_padding_mask, bool need_weights,
+                                         const std::optional<Mask>& attn_mask);
   Generator* gen_;  // for dropout
   Tensor last_weights_;
 };
