@@ -64,7 +64,11 @@ MultiheadAttentionOutput MultiheadAttention::forward(const Tensor& query, const 
   if (key.size(1) != value.size(1)) throw bad("key and value must have the same length Tk");
   const std::size_t B = query.size(0), Tq = query.size(1), Tk = key.size(1);
 
-  if (use_flash_attention) return forward_flash(query, key, value, key_padding_mask, need_weights, attn_mask);
+  // Projections, then one attention per head.
+  Tensor q = linear(query, part(in_proj_weight, 0, E), part(in_proj_bias, 0, E));  // [B, Tq, E]
+  Tensor k = linear(key, part(in_proj_weight, 1, E), part(in_proj_bias, 1, E));    // [B, Tk, E]
+  Tensor v = linear(value, part(in_proj_weight, 2, E), part(in_proj_bias, 2, E));  // [B, Tk, E]
+  if (use_flash_attention) return forward_flash(q, k, v, key_padding_mask, need_weights, attn_mask);
 
   // Masks: PyTorch's attn_mask [B * H, Tq, Tk] is read as [B, H, Tq, Tk].
   std::optional<Mask> per_head = attn_mask;
@@ -77,10 +81,6 @@ MultiheadAttentionOutput MultiheadAttention::forward(const Tensor& query, const 
   }
   auto mask = combine_masks({B, H, Tq, Tk}, key_padding_mask, per_head, "MultiheadAttention");
 
-  // Projections, then one attention per head.
-  Tensor q = linear(query, part(in_proj_weight, 0, E), part(in_proj_bias, 0, E));  // [B, Tq, E]
-  Tensor k = linear(key, part(in_proj_weight, 1, E), part(in_proj_bias, 1, E));    // [B, Tk, E]
-  Tensor v = linear(value, part(in_proj_weight, 2, E), part(in_proj_bias, 2, E));  // [B, Tk, E]
   // Each head gets its own slice of d = E / H features: split_heads is reshape to
   // [B, T, H, d] then transpose(1, 2), in one copy (core/ops/shape.cpp).
   AttentionOutput heads = scaled_dot_product_attention(split_heads(q, H),          // [B, H, Tq, d]
@@ -97,8 +97,8 @@ MultiheadAttentionOutput MultiheadAttention::forward(const Tensor& query, const 
   return {output, weights};
 }
 
-MultiheadAttentionOutput MultiheadAttention::forward_flash(const Tensor& query, const Tensor& key,
-                                                           const Tensor& value,
+// The heads' attention through flash_attention, for the projections q [B, Tq, E], k and v [B, Tk, E].
+MultiheadAttentionOutput MultiheadAttention::forward_flash(const Tensor& q, const Tensor& k, const Tensor& v,
                                                            const std::optional<Mask>& key_padding_mask,
                                                            bool need_weights, const std::optional<Mask>& attn_mask) {
   const std::string op = "MultiheadAttention (use_flash_attention)";
@@ -109,10 +109,7 @@ MultiheadAttentionOutput MultiheadAttention::forward_flash(const Tensor& query, 
   if (attn_mask && attn_mask->dimension() != 2)
     throw ShapeError(op + ": attn_mask must be [Tq, Tk], the same for every sequence and head, got " +
                      shape_str(Shape(attn_mask->shape().begin(), attn_mask->shape().end())));
-  const std::size_t E = embed_dim, H = num_heads;
-  Tensor q = linear(query, part(in_proj_weight, 0, E), part(in_proj_bias, 0, E));  // [B, Tq, E]
-  Tensor k = linear(key, part(in_proj_weight, 1, E), part(in_proj_bias, 1, E));    // [B, Tk, E]
-  Tensor v = linear(value, part(in_proj_weight, 2, E), part(in_proj_bias, 2, E));  // [B, Tk, E]
+  const std::size_t H = num_heads;
   Tensor context = flash_attention(split_heads(q, H),  // [B, H, Tq, d]
                                    split_heads(k, H),  // [B, H, Tk, d]
                                    split_heads(v, H),  // [B, H, Tk, d]

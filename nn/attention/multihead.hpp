@@ -68,7 +68,7 @@ class MultiheadAttention : public Module {
   Linear out_proj;        // E -> E
 
  private:
-  MultiheadAttentionOutput forward_flash(const Tensor& query, const Tensor& key, const Tensor& value,
+  MultiheadAttentionOutput forward_flash(const Tensor& q, const Tensor& k, const Tensor& v,
                                          const std::optional<Mask>& key_padding_mask, bool need_weights,
                                          const std::optional<Mask>& attn_mask);
   Generator* gen_;  // for dropout
