@@ -19,7 +19,8 @@
 // queries (dq). Each pass recomputes p, so no [Tq, Tk] array ever exists, in forward or
 // backward: the extra memory is O(Tq + Tk) per slice, plus one block per thread. The second
 // pass costs two more products than one pass with shared dq accumulation would; in return
-// every output element is summed by one thread, in one order, at any number of threads.
+// every output element is summed by one thread in one fixed order, with no atomic additions,
+// however the blocks are dealt to threads.
 #include "fused.hpp"
 
 #include "../record.hpp"
@@ -54,6 +55,9 @@ struct Blocked {
   // The first query that may see key j at all.
   std::size_t query_begin(std::size_t j) const { return causal ? j : 0; }
 };
+
+// A mask with no values (Mask() holds one), for a copy that is not needed.
+Mask empty_mask() { return Mask::from_shape({std::size_t(0)}); }
 
 // The item-th of `count` blocks in the order 0, count-1, 1, count-2, ...: under a causal mask a
 // block's work grows (or shrinks) with its index, and each thread's run of consecutive items then
@@ -101,16 +105,19 @@ Tensor flash_attention_(const Tensor& q, const Tensor& k, const Tensor& v, const
                         std::size_t block_q, std::size_t block_k) {
   const std::size_t N = q.size(0), Tq = q.size(1), Tk = k.size(1), D = q.size(2), Dv = v.size(2);
   const T scale = T(1) / std::sqrt(T(D));
-  // The masks are copied into the backward function, which recomputes the blocks from them.
-  Mask key_padding = masks.key_padding ? *masks.key_padding : Mask();
-  Mask attn_mask = masks.attn_mask ? *masks.attn_mask : Mask();
+  // Forward reads the caller's masks; backward, which recomputes the blocks from them, reads copies
+  // (made only when a graph is recorded: an attn_mask's Tq * Tk bytes, key padding's N / heads * Tk).
   const bool has_key_padding = masks.key_padding != nullptr, has_attn_mask = masks.attn_mask != nullptr;
   const std::size_t heads = masks.heads;
   const bool causal = masks.causal;
+  const Blocked blocked{has_key_padding ? masks.key_padding->data() : nullptr, heads,
+                        has_attn_mask ? masks.attn_mask->data() : nullptr, causal, Tk};
+  const bool recording = is_grad_enabled() && (q.requires_grad() || k.requires_grad() || v.requires_grad());
+  Mask key_padding = recording && has_key_padding ? *masks.key_padding : empty_mask();
+  Mask attn_mask = recording && has_attn_mask ? *masks.attn_mask : empty_mask();
   auto blocked_of = [=](const Mask& kp, const Mask& am) {
     return Blocked{has_key_padding ? kp.data() : nullptr, heads, has_attn_mask ? am.data() : nullptr, causal, Tk};
   };
-  const Blocked blocked = blocked_of(key_padding, attn_mask);
   const std::size_t q_blocks = (Tq + block_q - 1) / block_q, k_blocks = (Tk + block_k - 1) / block_k;
 
   const T* Q = q.data<T>().data();  // [N, Tq, D]

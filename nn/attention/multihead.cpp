@@ -49,7 +49,7 @@ void MultiheadAttention::reset_parameters(Generator& gen) {
 MultiheadAttentionOutput MultiheadAttention::forward(const Tensor& query, const Tensor& key, const Tensor& value,
                                                      const std::optional<Mask>& key_padding_mask, bool need_weights,
                                                      const std::optional<Mask>& attn_mask,
-                                                     bool average_attn_weights) {
+                                                     bool average_attn_weights, bool is_causal) {
   const std::string op = "MultiheadAttention";
   if (!query.defined() || !key.defined() || !value.defined()) throw ValueError(op + ": an input is undefined");
   const std::size_t E = embed_dim, H = num_heads;  // head_dim d = E / H
@@ -64,22 +64,33 @@ MultiheadAttentionOutput MultiheadAttention::forward(const Tensor& query, const 
   if (key.size(1) != value.size(1)) throw bad("key and value must have the same length Tk");
   const std::size_t B = query.size(0), Tq = query.size(1), Tk = key.size(1);
 
+  // Masks (the flash path takes them as they are): PyTorch's attn_mask [B * H, Tq, Tk] is read
+  // as [B, H, Tq, Tk], and is_causal adds the causal mask [Tq, Tk].
+  std::optional<Mask> mask;
+  if (!use_flash_attention) {
+    std::optional<Mask> per_head = attn_mask;
+    if (attn_mask && attn_mask->dimension() == 3 && H > 1) {
+      const Shape got(attn_mask->shape().begin(), attn_mask->shape().end());
+      if (got != Shape{B * H, Tq, Tk})
+        throw ShapeError(op + ": expected attn_mask [Tq, Tk] = " + shape_str({Tq, Tk}) + " or [B * H, Tq, Tk] = " +
+                         shape_str({B * H, Tq, Tk}) + ", got " + shape_str(got));
+      per_head->reshape({B, H, Tq, Tk});
+    }
+    mask = combine_masks({B, H, Tq, Tk}, key_padding_mask, per_head, "MultiheadAttention");
+    if (is_causal) {
+      Mask causal = Mask::from_shape({Tq, Tk});  // true where key j > query i
+      for (std::size_t i = 0; i < Tq; ++i)
+        for (std::size_t j = 0; j < Tk; ++j) causal(i, j) = j > i;
+      if (mask) *mask = *mask || causal;  // [B, H, Tq, Tk] or [Tq, Tk] broadcast
+      else mask = causal;
+    }
+  }
+
   // Projections, then one attention per head.
   Tensor q = linear(query, part(in_proj_weight, 0, E), part(in_proj_bias, 0, E));  // [B, Tq, E]
   Tensor k = linear(key, part(in_proj_weight, 1, E), part(in_proj_bias, 1, E));    // [B, Tk, E]
   Tensor v = linear(value, part(in_proj_weight, 2, E), part(in_proj_bias, 2, E));  // [B, Tk, E]
-  if (use_flash_attention) return forward_flash(q, k, v, key_padding_mask, need_weights, attn_mask);
-
-  // Masks: PyTorch's attn_mask [B * H, Tq, Tk] is read as [B, H, Tq, Tk].
-  std::optional<Mask> per_head = attn_mask;
-  if (attn_mask && attn_mask->dimension() == 3 && H > 1) {
-    const Shape got(attn_mask->shape().begin(), attn_mask->shape().end());
-    if (got != Shape{B * H, Tq, Tk})
-      throw ShapeError(op + ": expected attn_mask [Tq, Tk] = " + shape_str({Tq, Tk}) + " or [B * H, Tq, Tk] = " +
-                       shape_str({B * H, Tq, Tk}) + ", got " + shape_str(got));
-    per_head->reshape({B, H, Tq, Tk});
-  }
-  auto mask = combine_masks({B, H, Tq, Tk}, key_padding_mask, per_head, "MultiheadAttention");
+  if (use_flash_attention) return forward_flash(q, k, v, key_padding_mask, need_weights, attn_mask, is_causal);
 
   // Each head gets its own slice of d = E / H features: split_heads is reshape to
   // [B, T, H, d] then transpose(1, 2), in one copy (core/ops/shape.cpp).
@@ -100,7 +111,8 @@ MultiheadAttentionOutput MultiheadAttention::forward(const Tensor& query, const 
 // The heads' attention through flash_attention, for the projections q [B, Tq, E], k and v [B, Tk, E].
 MultiheadAttentionOutput MultiheadAttention::forward_flash(const Tensor& q, const Tensor& k, const Tensor& v,
                                                            const std::optional<Mask>& key_padding_mask,
-                                                           bool need_weights, const std::optional<Mask>& attn_mask) {
+                                                           bool need_weights, const std::optional<Mask>& attn_mask,
+                                                           bool is_causal) {
   const std::string op = "MultiheadAttention (use_flash_attention)";
   if (need_weights) throw ValueError(op + ": flash attention makes no weights; call forward with need_weights = false");
   if (dropout > 0.0 && is_training())
@@ -113,7 +125,7 @@ MultiheadAttentionOutput MultiheadAttention::forward_flash(const Tensor& q, cons
   Tensor context = flash_attention(split_heads(q, H),  // [B, H, Tq, d]
                                    split_heads(k, H),  // [B, H, Tk, d]
                                    split_heads(v, H),  // [B, H, Tk, d]
-                                   key_padding_mask, attn_mask);
+                                   key_padding_mask, attn_mask, is_causal);
   // context [B, H, Tq, d] -> [B, Tq, E]
   last_weights_ = Tensor();
   return {out_proj(merge_heads(context)), Tensor()};

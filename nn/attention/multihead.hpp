@@ -36,16 +36,18 @@ class MultiheadAttention : public Module {
                      Generator& gen = default_generator());
 
   // query [B, Tq, E], key [B, Tk, E], value [B, Tk, E]. Dropout (on the weights)
-  // acts only while training.
+  // acts only while training. is_causal blocks key j for query i when j > i, on top of
+  // the masks, as F.scaled_dot_product_attention's is_causal (PyTorch's layer takes it
+  // only as a hint that attn_mask is causal); with use_flash_attention it costs no mask.
   MultiheadAttentionOutput forward(const Tensor& query, const Tensor& key, const Tensor& value,
                                    const std::optional<Mask>& key_padding_mask = std::nullopt,
                                    bool need_weights = true, const std::optional<Mask>& attn_mask = std::nullopt,
-                                   bool average_attn_weights = true);
+                                   bool average_attn_weights = true, bool is_causal = false);
   MultiheadAttentionOutput operator()(const Tensor& query, const Tensor& key, const Tensor& value,
                                       const std::optional<Mask>& key_padding_mask = std::nullopt,
                                       bool need_weights = true, const std::optional<Mask>& attn_mask = std::nullopt,
-                                      bool average_attn_weights = true) {
-    return forward(query, key, value, key_padding_mask, need_weights, attn_mask, average_attn_weights);
+                                      bool average_attn_weights = true, bool is_causal = false) {
+    return forward(query, key, value, key_padding_mask, need_weights, attn_mask, average_attn_weights, is_causal);
   }
 
   // Draws in_proj_weight again (xavier_uniform_) and zeroes both biases, as PyTorch.
@@ -58,7 +60,8 @@ class MultiheadAttention : public Module {
   double dropout;
   // When true, the heads attend through flash_attention (flash_attention.hpp) instead of
   // scaled_dot_product_attention: the same values and gradients, to rounding, in memory that
-  // grows with Tq + Tk instead of Tq * Tk. It makes no weights, so forward needs
+  // grows with Tq + Tk instead of Tq * Tk (with is_causal for a causal mask; an attn_mask
+  // [Tq, Tk] is the caller's own Tq * Tk bytes). It makes no weights, so forward needs
   // need_weights = false and last_weights() is left undefined; it drops no weights either, so
   // with dropout > 0 it runs only in eval mode; and its attn_mask is [Tq, Tk]. Each of these
   // is a clear error otherwise. Off by default.
@@ -70,7 +73,7 @@ class MultiheadAttention : public Module {
  private:
   MultiheadAttentionOutput forward_flash(const Tensor& q, const Tensor& k, const Tensor& v,
                                          const std::optional<Mask>& key_padding_mask, bool need_weights,
-                                         const std::optional<Mask>& attn_mask);
+                                         const std::optional<Mask>& attn_mask, bool is_causal);
   Generator* gen_;  // for dropout
   Tensor last_weights_;
 };

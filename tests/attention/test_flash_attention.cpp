@@ -161,14 +161,21 @@ TEST_CASE("flash_attention: gradients against finite differences, fused and comp
   CHECK_GRADCHECK(self, {x});
 }
 
-TEST_CASE("flash_attention: only the inputs that need a gradient get one") {
+TEST_CASE("flash_attention: with only some inputs wanting gradients, those get plain attention's") {
   Tensor q = test::randn({1, 4, 3}, 21), k = test::randn({1, 5, 3}, 22, false), v = test::randn({1, 5, 3}, 23, false);
-  nn::flash_attention(q, k, v, std::nullopt, std::nullopt, false, 2, 2).backward(test::randn({1, 4, 3}, 24, false));
-  CHECK(q.grad().defined());
+  Tensor g = test::randn({1, 4, 3}, 24, false);
+  nn::flash_attention(q, k, v, std::nullopt, std::nullopt, true, 2, 2).backward(g);
+  const Tensor dq = q.grad();
+  q.zero_grad();
+  nn::scaled_dot_product_attention(q, k, v, nn::causal_mask(4)).context.backward(g);
+  CHECK(test::allclose(dq, q.grad(), 1e-13));
   CHECK(!k.grad().defined());
   Tensor q2 = test::randn({1, 4, 3}, 21, false), v2 = test::randn({1, 5, 3}, 23);
-  nn::flash_attention(q2, k, v2, std::nullopt, std::nullopt, false, 2, 2).backward(test::randn({1, 4, 3}, 24, false));
-  CHECK(v2.grad().defined());
+  nn::flash_attention(q2, k, v2, std::nullopt, std::nullopt, false, 2, 2).backward(g);
+  const Tensor dv = v2.grad();
+  v2.zero_grad();
+  nn::scaled_dot_product_attention(q2, k, v2).context.backward(g);
+  CHECK(test::allclose(dv, v2.grad(), 1e-13));
   CHECK(!q2.grad().defined());
 }
 
@@ -183,6 +190,19 @@ TEST_CASE("flash_attention in float32 agrees with float64, and with plain float3
   Case c{2, 2, 33, 40, 8, 8, kpm, std::nullopt, true};
   const auto mask = full_mask(c);
   CHECK(test::allclose(o32, nn::scaled_dot_product_attention(f32(q), f32(k), f32(v), mask).context, 1e-6));
+  // Gradients, recomputed in float32 from the float32 log-sum-exp, against float64's.
+  Tensor g = test::randn({2, 2, 33, 8}, 34, false);
+  const auto grads64 = run([&](auto& a, auto& b, auto& c) {
+    return nn::flash_attention(a, b, c, kpm, std::nullopt, true, 16, 16);
+  }, q, k, v, g);
+  Tensor q32 = f32(q).requires_grad_(), k32 = f32(k).requires_grad_(), v32 = f32(v).requires_grad_();
+  const auto grads32 = run([&](auto& a, auto& b, auto& c) {
+    return nn::flash_attention(a, b, c, kpm, std::nullopt, true, 16, 16);
+  }, q32, k32, v32, f32(g));
+  for (std::size_t i = 1; i < 4; ++i) {
+    CAPTURE(i);
+    CHECK(test::allclose(grads32[i], grads64[i], 1e-4));
+  }
 }
 
 TEST_CASE("flash_attention gives the same bits on 1, 2 and 3 threads") {
@@ -203,8 +223,11 @@ TEST_CASE("flash_attention gives the same bits on 1, 2 and 3 threads") {
 
 TEST_CASE("flash_attention equals PyTorch's scaled_dot_product_attention") {
   test::Reference ref("flash_attention");
-  for (const char* name : {"padded", "causal", "cross_mask"}) {
+  for (const bool fused : {true, false})
+  for (const char* name : {"padded", "causal", "causal_cross", "cross_mask"}) {
+    CAPTURE(fused);
     CAPTURE(name);
+    attn::FusedOps switch_(fused);
     Tensor q = ref.tensor(name, "query", true), k = ref.tensor(name, "key", true), v = ref.tensor(name, "value", true);
     std::optional<Mask> kpm, am;
     if (ref.has(name, "key_padding_mask")) kpm = ref.mask(name, "key_padding_mask");
@@ -264,6 +287,15 @@ TEST_CASE("MultiheadAttention with use_flash_attention equals it without, values
       CHECK(test::allclose(flash[i], plain[i], 1e-13));
     }
     CHECK(!mha.last_weights().defined());
+  }
+  // is_causal: the same as the causal attn_mask, on both paths.
+  for (bool flash : {false, true}) {
+    CAPTURE(flash);
+    mha.use_flash_attention = flash;
+    Tensor with_flag = mha(x, x, x, std::nullopt, false, std::nullopt, true, /*is_causal=*/true).output;
+    mha.use_flash_attention = false;
+    Tensor with_mask = mha(x, x, x, std::nullopt, false, causal).output;
+    CHECK(test::allclose(with_flag, with_mask, 1e-13));
   }
   mha.use_flash_attention = true;
   CHECK_THROWS_WITH_SUBSTR(mha(x, x, x), attn::ValueError, "need_weights = false");

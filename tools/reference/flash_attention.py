@@ -13,6 +13,7 @@ query that sees no key: PyTorch returns NaN there.
 Cases:
   padded      B 2, H 3, Tq 7, Tk 9, D 4, Dv 5; key_padding_mask from lengths [9, 4]
   causal      B 2, H 2, T 10, D 3; is_causal=True (recorded as is_causal = 1)
+  causal_cross  B 1, H 2, Tq 6, Tk 10, D 4; is_causal=True: query i sees keys 0..i (top-left)
   cross_mask  B 1, H 2, Tq 6, Tk 11, D 5; an attn_mask [Tq, Tk] blocking about a third of
               the pairs (key 0 never) and key_padding_mask from length [8]
 """
@@ -61,6 +62,7 @@ def main():
     w = Writer("flash_attention")
     run(w, "padded", (2, 3, 7, 4), (2, 3, 9, 4), 5, 1, kpm=padding([9, 4], 9))
     run(w, "causal", (2, 2, 10, 3), (2, 2, 10, 3), 3, 11, is_causal=True)
+    run(w, "causal_cross", (1, 2, 6, 4), (1, 2, 10, 4), 4, 31, is_causal=True)
     g = torch.Generator().manual_seed(25)
     attn_mask = torch.rand(6, 11, generator=g) < 0.35
     attn_mask[:, 0] = False  # key 0 is never masked: every query sees a key
