@@ -20,6 +20,7 @@
 #pragma once
 
 #include "attention.hpp"
+#include "kv_cache.hpp"
 
 #include "../linear.hpp"
 
@@ -50,6 +51,22 @@ class MultiheadAttention : public Module {
     return forward(query, key, value, key_padding_mask, need_weights, attn_mask, average_attn_weights, is_causal);
   }
 
+  // The pieces of forward, for decoders that reuse keys and values (kv_cache.hpp):
+  // key and value [B, Tk, E] projected and split into heads, [B, H, Tk, d] each;
+  KVCache project_kv(const Tensor& key, const Tensor& value);
+  // attention of query [B, Tq, E] over keys and values already projected (forward is
+  // forward_cached(query, project_kv(key, value), ...), with the same masks);
+  MultiheadAttentionOutput forward_cached(const Tensor& query, const KVCache& kv,
+                                          const std::optional<Mask>& key_padding_mask = std::nullopt,
+                                          bool need_weights = true,
+                                          const std::optional<Mask>& attn_mask = std::nullopt,
+                                          bool average_attn_weights = true, bool is_causal = false);
+  // one step of causal self-attention: the keys and values of the new positions x [B, Tn, E]
+  // are appended to `cache`, and x's queries attend over every cached position up to their
+  // own. Step by step, the outputs are forward(prefix, prefix, prefix, causal)'s last rows.
+  MultiheadAttentionOutput forward_step(const Tensor& x, KVCache& cache, bool need_weights = false,
+                                        bool average_attn_weights = true);
+
   // Draws in_proj_weight again (xavier_uniform_) and zeroes both biases, as PyTorch.
   void reset_parameters(Generator& gen = default_generator());
   // Per-head weights of the last call, [B, H, Tq, Tk], detached: for per-head heatmaps.
@@ -71,7 +88,7 @@ class MultiheadAttention : public Module {
   Linear out_proj;        // E -> E
 
  private:
-  MultiheadAttentionOutput forward_flash(const Tensor& q, const Tensor& k, const Tensor& v,
+  MultiheadAttentionOutput forward_flash(const Tensor& q, const KVCache& kv,
                                          const std::optional<Mask>& key_padding_mask, bool need_weights,
                                          const std::optional<Mask>& attn_mask, bool is_causal);
   Generator* gen_;  // for dropout
