@@ -213,6 +213,7 @@ Tensor TransformerSeq2Seq::step_cached(DecoderState& state, const Index& prefix)
   for (std::size_t l = 0; l < transformer.decoder.layers.size(); ++l) {
     nn::TransformerDecoderLayer& layer = transformer.decoder.layers[l];
     nn::KVCache self = load(state, l, "self"), memory_kv = load(state, l, "cross");
+    self.start = t - 1 - self.length();  // positions before it were dropped (a sliding window)
     if (!memory_kv.key.defined()) store(state, l, "cross", memory_kv = layer.multihead_attn.project_kv(memory, memory));
     x = layer.forward_step(x, self, memory_kv, padding);  // [B, 1, D]; self: t positions now
     store(state, l, "self", self);

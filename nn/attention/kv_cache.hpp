@@ -17,9 +17,11 @@
 namespace attn::nn {
 
 struct KVCache {
-  Tensor key;    // [B, H, t, d], undefined while empty
-  Tensor value;  // [B, H, t, d]
+  Tensor key;             // [B, H_kv, t, d], undefined while empty (H_kv: the layer's key-value heads)
+  Tensor value;           // [B, H_kv, t, d]
+  std::size_t start = 0;  // the position of the first one cached (a sliding window drops older ones)
   std::size_t length() const { return key.defined() ? key.size(2) : 0; }  // t, the positions cached
+  std::size_t end() const { return start + length(); }                  // the next position
 };
 
 }  // namespace attn::nn

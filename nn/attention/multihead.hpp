@@ -26,6 +26,12 @@
 
 namespace attn::nn {
 
+// Grouped-query attention (Ainslie et al. 2023): num_kv_heads key-value heads, each shared by
+// num_heads / num_kv_heads query heads; 1 is multi-query attention (Shazeer 2019).
+struct GroupedQuery {
+  std::size_t num_kv_heads;
+};
+
 struct MultiheadAttentionOutput {
   Tensor output;   // [B, Tq, E]
   Tensor weights;  // [B, Tq, Tk] averaged over heads, or [B, H, Tq, Tk]; undefined if !need_weights
@@ -35,6 +41,12 @@ class MultiheadAttention : public Module {
  public:
   MultiheadAttention(std::size_t embed_dim, std::size_t num_heads, double dropout = 0.0, bool bias = true,
                      Generator& gen = default_generator());
+  // Grouped-query attention: in_proj_weight is [E + 2 * num_kv_heads * d, E] (queries, then the
+  // fewer keys and values), and keys and values (and a decoder's cache of them) have num_kv_heads
+  // heads, each used by num_heads / num_kv_heads consecutive query heads.
+  //   nn::MultiheadAttention mqa(256, 8, nn::GroupedQuery{1});   // multi-query: one key-value head
+  MultiheadAttention(std::size_t embed_dim, std::size_t num_heads, GroupedQuery grouped, double dropout = 0.0,
+                     bool bias = true, Generator& gen = default_generator());
 
   // query [B, Tq, E], key [B, Tk, E], value [B, Tk, E]. Dropout (on the weights)
   // acts only while training. is_causal blocks key j for query i when j > i, on top of
@@ -74,7 +86,14 @@ class MultiheadAttention : public Module {
   std::string extra_repr() const override;
 
   std::size_t embed_dim, num_heads, head_dim;
+  std::size_t num_kv_heads;  // num_heads unless grouped
   double dropout;
+  // Sliding-window self-attention (Beltagy et al. 2020; Mistral): when > 0, query position i
+  // sees key positions i - window + 1 .. i at most (with a causal mask; without one, also the
+  // later ones up to i + window - 1), and forward_step keeps only the last `window` positions
+  // in its cache. In forward() the positions are the row numbers of query and key, so it is
+  // meant for self-attention; forward_cached applies none (it does not know the positions).
+  std::size_t window = 0;
   // When true, the heads attend through flash_attention (flash_attention.hpp) instead of
   // scaled_dot_product_attention: the same values and gradients, to rounding, in memory that
   // grows with Tq + Tk instead of Tq * Tk (with is_causal for a causal mask; an attn_mask
@@ -84,10 +103,13 @@ class MultiheadAttention : public Module {
   // is a clear error otherwise. Off by default.
   bool use_flash_attention = false;
   Tensor in_proj_weight;  // [3E, E]: rows 0..E-1 project queries, E..2E-1 keys, 2E..3E-1 values
-  Tensor in_proj_bias;    // [3E], undefined when bias = false
+                          // (grouped: [E + 2K, E] with K = num_kv_heads * head_dim rows for keys, then values)
+  Tensor in_proj_bias;    // [3E] (grouped: [E + 2K]), undefined when bias = false
   Linear out_proj;        // E -> E
 
  private:
+  Tensor all_heads(const Tensor& kv) const;  // [B, H_kv, T, d] -> [B, H, T, d], each shared head repeated
+  std::optional<Mask> window_mask(std::size_t Tq, std::size_t q0, std::size_t Tk, std::size_t k0, bool causal) const;
   MultiheadAttentionOutput forward_flash(const Tensor& q, const KVCache& kv,
                                          const std::optional<Mask>& key_padding_mask, bool need_weights,
                                          const std::optional<Mask>& attn_mask, bool is_causal);

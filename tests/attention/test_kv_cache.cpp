@@ -92,3 +92,72 @@ TEST_CASE("the cache's bad inputs are named") {
   CHECK_THROWS_WITH_SUBSTR(mha.project_kv(test::randn({2, 3, 6}, 44, false), test::randn({2, 4, 6}, 45, false)),
                            attn::ShapeError, "expected key and value [B, Tk, 6]");
 }
+
+TEST_CASE("grouped-query attention equals multi-head attention with each key-value head repeated") {
+  attn::Generator gen(50);
+  nn::MultiheadAttention gqa(8, 4, nn::GroupedQuery{2}, 0.0, true, gen);  // d = 2, groups of 2 query heads
+  CHECK(gqa.in_proj_weight.shape() == attn::Shape{8 + 2 * 2 * 2, 8});
+  gqa.in_proj_bias.data<double>() = test::randn({16}, 51, false).to_array();
+  // The same layer as plain multi-head attention: key and value rows of kv head h / 2 for head h.
+  nn::MultiheadAttention full(8, 4, 0.0, true, gen);
+  auto W = gqa.in_proj_weight.to_array(), b = gqa.in_proj_bias.to_array();
+  auto& Wf = full.in_proj_weight.data<double>();
+  auto& bf = full.in_proj_bias.data<double>();
+  for (std::size_t r = 0; r < 8; ++r) {  // queries: the same rows
+    xt::row(Wf, r) = xt::row(W, r);
+    bf(r) = b(r);
+  }
+  for (std::size_t part = 0; part < 2; ++part)  // keys, then values
+    for (std::size_t h = 0; h < 4; ++h)
+      for (std::size_t c = 0; c < 2; ++c) {
+        const std::size_t to = 8 + part * 8 + h * 2 + c, from = 8 + part * 4 + (h / 2) * 2 + c;
+        xt::row(Wf, to) = xt::row(W, from);
+        bf(to) = b(from);
+      }
+  full.out_proj.weight.data<double>() = gqa.out_proj.weight.to_array();
+  Tensor q = test::randn({2, 3, 8}, 52, false), kv = test::randn({2, 5, 8}, 53, false);
+  CHECK(test::allclose(gqa(q, kv, kv, std::nullopt, false).output, full(q, kv, kv, std::nullopt, false).output, 1e-13));
+  // The cache holds the key-value heads only: half the size here, a quarter with one (multi-query).
+  nn::KVCache cache;
+  gqa.forward_step(q, cache);
+  CHECK(cache.key.shape() == attn::Shape{2, 2, 3, 2});
+  nn::MultiheadAttention mqa(8, 4, nn::GroupedQuery{1}, 0.0, true, gen);
+  nn::KVCache one;
+  mqa.forward_step(q, one);
+  CHECK(one.key.shape() == attn::Shape{2, 1, 3, 2});
+  // Gradients, through the repeated heads, against finite differences.
+  auto f = [&](const std::vector<Tensor>& in) { return gqa(in[0], in[1], in[1], std::nullopt, false).output; };
+  CHECK_GRADCHECK(f, test::with_parameters(gqa, {test::randn({1, 2, 8}, 54), test::randn({1, 3, 8}, 55)}));
+  CHECK_THROWS_WITH_SUBSTR(nn::MultiheadAttention(8, 4, nn::GroupedQuery{3}), attn::ValueError,
+                           "num_kv_heads (3) must be a positive divisor of num_heads (4)");
+}
+
+TEST_CASE("sliding window: forward() equals the windowed mask, and forward_step keeps the last `window` positions") {
+  attn::Generator gen(60);
+  nn::MultiheadAttention mha(6, 3, 0.0, true, gen);
+  give_biases(mha, 60);
+  const std::size_t T = 7, W = 3;
+  Tensor x = test::randn({2, T, 6}, 61, false);
+  Mask windowed = Mask::from_shape({T, T});  // causal, and at most W - 1 positions back
+  for (std::size_t i = 0; i < T; ++i)
+    for (std::size_t j = 0; j < T; ++j) windowed(i, j) = j > i || i - j >= W;
+  auto expected = mha(x, x, x, std::nullopt, true, windowed, false);
+  mha.window = W;
+  auto with_window = mha(x, x, x, std::nullopt, true, nn::causal_mask(T), false);
+  CHECK(test::allclose(with_window.output, expected.output, 1e-14));
+  nn::KVCache cache;
+  for (std::size_t t = 0; t < T; ++t) {
+    CAPTURE(t);
+    auto step = mha.forward_step(attn::narrow(x, 1, t, 1), cache);
+    CHECK(test::allclose(step.output, attn::narrow(expected.output, 1, t, 1), 1e-13));
+    CHECK(cache.length() == std::min(t + 1, W));
+    CHECK(cache.end() == t + 1);
+  }
+  // A block of 4 after 2 single steps, against the same rows.
+  nn::KVCache mixed;
+  mha.forward_step(attn::narrow(x, 1, 0, 1), mixed);
+  mha.forward_step(attn::narrow(x, 1, 1, 1), mixed);
+  auto block = mha.forward_step(attn::narrow(x, 1, 2, 4), mixed);
+  CHECK(test::allclose(block.output, attn::narrow(expected.output, 1, 2, 4), 1e-13));
+  CHECK(mixed.start == 6 - W);
+}
