@@ -67,7 +67,9 @@ class TransformerSeq2Seq : public Seq2Seq {
   // the whole prefix runs again and the cache starts over from it. Sets state.attention, for every
   // decoder layer l: "decoder.<l>.self" [B, H, t] (over the prefix) and
   // "decoder.<l>.cross" [B, H, S] (over the source): the new token's weights;
-  // and "attention" [B, S]: the last layer's cross-attention averaged over heads.
+  // and "attention" [B, S]: the last layer's cross-attention averaged over heads. (With a
+  // sliding window on the decoder's self-attention, the cached path's "decoder.<l>.self" covers
+  // the window's positions only, the last min(t, window).)
   Tensor step(DecoderState& state, const Index& prefix) override;
   // Of the last forward(), per head: "encoder.<l>.self" [B, H, S, S],
   // "decoder.<l>.self" [B, H, T, T], "decoder.<l>.cross" [B, H, T, S]; and

@@ -100,6 +100,30 @@ void block_score_grads(const T* p, T* dp, std::size_t bq, std::size_t bk, const 
     for (std::size_t c = 0; c < bk; ++c) dp[r * bk + c] = p[r * bk + c] * (dp[r * bk + c] - delta[r]);
 }
 
+// One slice's inputs to the backward pass (row pointers at the slice's first query or key).
+template <class T>
+struct SliceGrads {
+  const T* Q;      // [Tq, D]
+  const T* K;      // [Tk, D]
+  const T* V;      // [Tk, Dv]
+  const T* dO;     // [Tq, Dv]
+  const T* lse;    // [Tq]
+  const T* delta;  // [Tq]
+  std::size_t D, Dv, n;
+};
+
+// For queries i0 .. i0+bq-1 and keys j0 .. j0+bk-1: the weights p, recomputed from lse, and the
+// score gradients ds = p * (do v^T - delta), both [bq, bk]. Both backward passes start from these.
+template <class T>
+void block_backward(const SliceGrads<T>& g, std::size_t i0, std::size_t bq, std::size_t j0, std::size_t bk, T scale,
+                    const Blocked& blocked, T* p, T* ds) {
+  block_scores(g.Q, g.K, g.D, g.n, i0, bq, j0, bk, scale, blocked, p);
+  block_weights(p, bq, bk, g.lse + i0);  // p [bq, bk]
+  // dp = do_i v_j^T:   [bq, Dv] x [Dv, bk] -> [bq, bk]
+  blas::gemm(false, true, bq, bk, g.Dv, T(1), g.dO + i0 * g.Dv, g.Dv, g.V + j0 * g.Dv, g.Dv, T(0), ds, bk);
+  block_score_grads(p, ds, bq, bk, g.delta + i0);  // ds [bq, bk]
+}
+
 template <class T>
 Tensor flash_attention_(const Tensor& q, const Tensor& k, const Tensor& v, const FlashMasks& masks,
                         std::size_t block_q, std::size_t block_k) {
@@ -185,6 +209,10 @@ Tensor flash_attention_(const Tensor& q, const Tensor& k, const Tensor& v, const
       for (std::size_t d = 0; d < Dv; ++d) sum += dO[i * Dv + d] * O[i * Dv + d];
       delta[i] = sum;
     }
+    auto slice = [&](std::size_t n) {
+      return SliceGrads<T>{Q + n * Tq * D, K + n * Tk * D, V + n * Tk * Dv, dO + n * Tq * Dv,
+                           LSE + n * Tq, delta.data() + n * Tq, D, Dv, n};
+    };
 
     // Pass 1, per (slice, block of keys): dk_j and dv_j, summed over every query block that sees it.
     if (out.input_requires_grad(1) || out.input_requires_grad(2)) {
@@ -199,19 +227,15 @@ Tensor flash_attention_(const Tensor& q, const Tensor& k, const Tensor& v, const
           T* dvj = dv.data() + (n * Tk + j0) * Dv;   // [bk, Dv]
           std::fill(dkj, dkj + bk * D, T(0));
           std::fill(dvj, dvj + bk * Dv, T(0));
+          const SliceGrads<T> g = slice(n);
           const std::size_t first = blocked.query_begin(j0) / block_q * block_q;
           for (std::size_t i0 = first; i0 < Tq; i0 += block_q) {
             const std::size_t bq = std::min(block_q, Tq - i0);
-            const T* dOi = dO + (n * Tq + i0) * Dv;  // [bq, Dv]
-            block_scores(Q + n * Tq * D, K + n * Tk * D, D, n, i0, bq, j0, bk, scale, blocked, p.data());
-            block_weights(p.data(), bq, bk, LSE + n * Tq + i0);  // p [bq, bk]
+            block_backward(g, i0, bq, j0, bk, scale, blocked, p.data(), ds.data());
             // dv_j += p^T do_i:   [bk, bq] x [bq, Dv] -> [bk, Dv]
-            blas::gemm(true, false, bk, Dv, bq, T(1), p.data(), bk, dOi, Dv, T(1), dvj, Dv);
-            // dp = do_i v_j^T:   [bq, Dv] x [Dv, bk] -> [bq, bk]
-            blas::gemm(false, true, bq, bk, Dv, T(1), dOi, Dv, V + (n * Tk + j0) * Dv, Dv, T(0), ds.data(), bk);
-            block_score_grads(p.data(), ds.data(), bq, bk, delta.data() + n * Tq + i0);  // ds [bq, bk]
+            blas::gemm(true, false, bk, Dv, bq, T(1), p.data(), bk, g.dO + i0 * Dv, Dv, T(1), dvj, Dv);
             // dk_j += ds^T q_i / sqrt(D):   [bk, bq] x [bq, D] -> [bk, D]
-            blas::gemm(true, false, bk, D, bq, scale, ds.data(), bk, Q + (n * Tq + i0) * D, D, T(1), dkj, D);
+            blas::gemm(true, false, bk, D, bq, scale, ds.data(), bk, g.Q + i0 * D, D, T(1), dkj, D);
           }
         }
       });
@@ -227,18 +251,14 @@ Tensor flash_attention_(const Tensor& q, const Tensor& k, const Tensor& v, const
         for (std::size_t item = a; item < b; ++item) {
           const std::size_t n = item / q_blocks, i0 = balanced(item % q_blocks, q_blocks) * block_q;
           const std::size_t bq = std::min(block_q, Tq - i0);
-          const T* dOi = dO + (n * Tq + i0) * Dv;  // [bq, Dv]
+          const SliceGrads<T> g = slice(n);
           T* dqi = dq.data() + (n * Tq + i0) * D;  // [bq, D]
           std::fill(dqi, dqi + bq * D, T(0));
           for (std::size_t j0 = 0; j0 < blocked.key_end(i0 + bq); j0 += block_k) {
             const std::size_t bk = std::min(block_k, Tk - j0);
-            block_scores(Q + n * Tq * D, K + n * Tk * D, D, n, i0, bq, j0, bk, scale, blocked, p.data());
-            block_weights(p.data(), bq, bk, LSE + n * Tq + i0);  // p [bq, bk]
-            // dp = do_i v_j^T:   [bq, Dv] x [Dv, bk] -> [bq, bk]
-            blas::gemm(false, true, bq, bk, Dv, T(1), dOi, Dv, V + (n * Tk + j0) * Dv, Dv, T(0), ds.data(), bk);
-            block_score_grads(p.data(), ds.data(), bq, bk, delta.data() + n * Tq + i0);  // ds [bq, bk]
+            block_backward(g, i0, bq, j0, bk, scale, blocked, p.data(), ds.data());
             // dq_i += ds k_j / sqrt(D):   [bq, bk] x [bk, D] -> [bq, D]
-            blas::gemm(false, false, bq, D, bk, scale, ds.data(), bk, K + (n * Tk + j0) * D, D, T(1), dqi, D);
+            blas::gemm(false, false, bq, D, bk, scale, ds.data(), bk, g.K + j0 * D, D, T(1), dqi, D);
           }
         }
       });

@@ -18,11 +18,18 @@ Tensor rows(const Tensor& packed, std::size_t start, std::size_t count) {
   return packed.defined() ? narrow(packed, 0, start, count) : Tensor();
 }
 
-// m or-ed with extra ([Tq, Tk], broadcast against m's [B, H, Tq, Tk] or [Tq, Tk]).
+// m or-ed with extra ([Tq, Tk], the trailing dims of m's [B, H, Tq, Tk] or [Tq, Tk]). A loop, not
+// `*m || *extra`: xtensor 0.24 with xsimd evaluates broadcast bool expressions wrongly (masks.cpp).
 void block_also(std::optional<Mask>& m, const std::optional<Mask>& extra) {
   if (!extra) return;
-  if (m) *m = *m || *extra;
-  else m = extra;
+  if (!m) {
+    m = extra;
+    return;
+  }
+  bool* out = m->data();
+  const bool* e = extra->data();
+  const std::size_t inner = extra->size();  // Tq * Tk; m is row-major, so element i pairs with e[i % inner]
+  for (std::size_t i = 0; i < m->size(); ++i) out[i] = out[i] || e[i % inner];
 }
 
 }  // namespace

@@ -52,6 +52,8 @@ class MultiheadAttention : public Module {
   // acts only while training. is_causal blocks key j for query i when j > i, on top of
   // the masks, as F.scaled_dot_product_attention's is_causal (PyTorch's layer takes it
   // only as a hint that attn_mask is causal); with use_flash_attention it costs no mask.
+  // When Tq != Tk it is top-left (query i sees keys 0..i, as PyTorch's): to decode new
+  // positions after cached ones, use forward_step, which counts positions from the cache.
   MultiheadAttentionOutput forward(const Tensor& query, const Tensor& key, const Tensor& value,
                                    const std::optional<Mask>& key_padding_mask = std::nullopt,
                                    bool need_weights = true, const std::optional<Mask>& attn_mask = std::nullopt,

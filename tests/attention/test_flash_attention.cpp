@@ -167,7 +167,10 @@ TEST_CASE("flash_attention: with only some inputs wanting gradients, those get p
   nn::flash_attention(q, k, v, std::nullopt, std::nullopt, true, 2, 2).backward(g);
   const Tensor dq = q.grad();
   q.zero_grad();
-  nn::scaled_dot_product_attention(q, k, v, nn::causal_mask(4)).context.backward(g);
+  Mask causal45 = Mask::from_shape({4, 5});  // top-left causal: key j blocked for query i when j > i
+  for (std::size_t i = 0; i < 4; ++i)
+    for (std::size_t j = 0; j < 5; ++j) causal45(i, j) = j > i;
+  nn::scaled_dot_product_attention(q, k, v, causal45).context.backward(g);
   CHECK(test::allclose(dq, q.grad(), 1e-13));
   CHECK(!k.grad().defined());
   Tensor q2 = test::randn({1, 4, 3}, 21, false), v2 = test::randn({1, 5, 3}, 23);
@@ -189,7 +192,7 @@ TEST_CASE("flash_attention in float32 agrees with float64, and with plain float3
   CHECK(test::allclose(o32, o64, 1e-5));
   Case c{2, 2, 33, 40, 8, 8, kpm, std::nullopt, true};
   const auto mask = full_mask(c);
-  CHECK(test::allclose(o32, nn::scaled_dot_product_attention(f32(q), f32(k), f32(v), mask).context, 1e-6));
+  CHECK(test::allclose(o32, nn::scaled_dot_product_attention(f32(q), f32(k), f32(v), mask).context, 1e-5));
   // Gradients, recomputed in float32 from the float32 log-sum-exp, against float64's.
   Tensor g = test::randn({2, 2, 33, 8}, 34, false);
   const auto grads64 = run([&](auto& a, auto& b, auto& c) {
@@ -288,14 +291,18 @@ TEST_CASE("MultiheadAttention with use_flash_attention equals it without, values
     }
     CHECK(!mha.last_weights().defined());
   }
-  // is_causal: the same as the causal attn_mask, on both paths.
+  // is_causal: the same as the causal attn_mask, on both paths, alone and with key padding.
   for (bool flash : {false, true}) {
-    CAPTURE(flash);
-    mha.use_flash_attention = flash;
-    Tensor with_flag = mha(x, x, x, std::nullopt, false, std::nullopt, true, /*is_causal=*/true).output;
-    mha.use_flash_attention = false;
-    Tensor with_mask = mha(x, x, x, std::nullopt, false, causal).output;
-    CHECK(test::allclose(with_flag, with_mask, 1e-13));
+    for (bool padded : {false, true}) {
+      CAPTURE(flash);
+      CAPTURE(padded);
+      const std::optional<Mask> kp = padded ? std::optional<Mask>(padding({6, 4}, 6)) : std::nullopt;
+      mha.use_flash_attention = flash;
+      Tensor with_flag = mha(x, x, x, kp, false, std::nullopt, true, /*is_causal=*/true).output;
+      mha.use_flash_attention = false;
+      Tensor with_mask = mha(x, x, x, kp, false, causal).output;
+      CHECK(test::allclose(with_flag, with_mask, 1e-13));
+    }
   }
   mha.use_flash_attention = true;
   CHECK_THROWS_WITH_SUBSTR(mha(x, x, x), attn::ValueError, "need_weights = false");

@@ -11,30 +11,48 @@ namespace nn = attn::nn;
 
 namespace {
 
-// Biases start at 0 (as PyTorch's): give them values, so that the checks cover them.
-void give_biases(nn::MultiheadAttention& mha, std::uint64_t seed) {
-  mha.in_proj_bias.data<double>() = test::randn({18}, seed + 1, false).to_array();
-  mha.out_proj.bias.data<double>() = test::randn({6}, seed + 2, false).to_array();
-}
+// A layer of E = 6 and 3 heads. Biases start at 0 (as PyTorch's): they get values, so that the checks cover them.
+struct Layer {
+  attn::Generator gen;
+  nn::MultiheadAttention mha;
+  explicit Layer(std::uint64_t seed) : gen(seed), mha(6, 3, 0.0, true, gen) {
+    mha.in_proj_bias.data<double>() = test::randn({18}, seed + 1, false).to_array();
+    mha.out_proj.bias.data<double>() = test::randn({6}, seed + 2, false).to_array();
+  }
+};
 
 }  // namespace
 
 TEST_CASE("forward_cached over project_kv equals forward, with masks") {
-  attn::Generator gen(1);
-  nn::MultiheadAttention mha(6, 3, 0.0, true, gen);
-  give_biases(mha, 1);
+  Layer layer(1);
+  nn::MultiheadAttention& mha = layer.mha;
   Tensor q = test::randn({2, 4, 6}, 10), kv = test::randn({2, 5, 6}, 11);
   const Mask padding = nn::padding_mask(attn::Index{5, 3}, 5);
   auto full = mha(q, kv, kv, padding, true, std::nullopt, false);
-  auto cached = mha.forward_cached(q, mha.project_kv(kv, kv), padding, true, std::nullopt, false);
+  const nn::KVCache projected = mha.project_kv(kv, kv);
+  auto cached = mha.forward_cached(q, projected, padding, true, std::nullopt, false);
   CHECK(test::allclose(cached.output, full.output, 1e-14));
   CHECK(test::allclose(cached.weights, full.weights, 1e-14));
+  // Both against the projections written out: W_k, W_v are rows 6..11 and 12..17 of in_proj.
+  auto project = [&](const Tensor& x, std::size_t row) {
+    Tensor y = attn::linear(x, attn::narrow(mha.in_proj_weight, 0, row, 6), attn::narrow(mha.in_proj_bias, 0, row, 6));
+    return attn::transpose(attn::reshape(y, {2, long(x.size(1)), 3, 2}), 1, 2);  // [2, T, 6] -> [2, T, 3, 2] -> [2, 3, T, 2]
+  };
+  CHECK(test::allclose(projected.key, project(kv, 6), 1e-14));
+  CHECK(test::allclose(projected.value, project(kv, 12), 1e-14));
+  Mask blocked = Mask::from_shape({2, 1, 1, 5});  // the padding, broadcast over heads and queries
+  for (std::size_t b = 0; b < 2; ++b)
+    for (std::size_t j = 0; j < 5; ++j) blocked(b, 0, 0, j) = padding(b, j);
+  auto heads = nn::scaled_dot_product_attention(project(q, 0), project(kv, 6), project(kv, 12), blocked);
+  Tensor joined = attn::reshape(attn::transpose(heads.context, 1, 2), {2, 4, 6});  // [2, 3, 4, 2] -> [2, 4, 3, 2] -> [2, 4, 6]
+  Tensor by_hand = mha.out_proj(joined);                                            // [2, 4, 6]
+  CHECK(test::allclose(full.output, by_hand, 1e-13));
+  CHECK(test::allclose(full.weights, heads.weights, 1e-13));  // [2, 3, 4, 5]
 }
 
 TEST_CASE("forward_step, one position at a time or a block at a time, gives causal forward()'s rows") {
-  attn::Generator gen(2);
-  nn::MultiheadAttention mha(6, 3, 0.0, true, gen);
-  give_biases(mha, 2);
+  Layer layer(2);
+  nn::MultiheadAttention& mha = layer.mha;
   const std::size_t T = 6;
   Tensor x = test::randn({2, T, 6}, 20, false);
   auto full = mha(x, x, x, std::nullopt, true, nn::causal_mask(T), false);  // output [2, T, 6], weights [2, 3, T, T]
@@ -60,9 +78,8 @@ TEST_CASE("forward_step, one position at a time or a block at a time, gives caus
 }
 
 TEST_CASE("forward_step: gradients flow to the layer's parameters as through forward") {
-  attn::Generator gen(3);
-  nn::MultiheadAttention mha(6, 3, 0.0, true, gen);
-  give_biases(mha, 3);
+  Layer layer(3);
+  nn::MultiheadAttention& mha = layer.mha;
   Tensor x = test::randn({1, 3, 6}, 30, false), g = test::randn({1, 3, 6}, 31, false);
   mha.zero_grad();
   mha(x, x, x, std::nullopt, false, nn::causal_mask(3)).output.backward(g);
@@ -78,9 +95,8 @@ TEST_CASE("forward_step: gradients flow to the layer's parameters as through for
 }
 
 TEST_CASE("the cache's bad inputs are named") {
-  attn::Generator gen(4);
-  nn::MultiheadAttention mha(6, 3, 0.0, true, gen);
-  give_biases(mha, 4);
+  Layer layer(4);
+  nn::MultiheadAttention& mha = layer.mha;
   nn::KVCache cache;
   mha.forward_step(test::randn({2, 1, 6}, 40, false), cache);
   CHECK_THROWS_WITH_SUBSTR(mha.forward_step(test::randn({3, 1, 6}, 41, false), cache), attn::ShapeError,
@@ -133,9 +149,8 @@ TEST_CASE("grouped-query attention equals multi-head attention with each key-val
 }
 
 TEST_CASE("sliding window: forward() equals the windowed mask, and forward_step keeps the last `window` positions") {
-  attn::Generator gen(60);
-  nn::MultiheadAttention mha(6, 3, 0.0, true, gen);
-  give_biases(mha, 60);
+  Layer layer(60);
+  nn::MultiheadAttention& mha = layer.mha;
   const std::size_t T = 7, W = 3;
   Tensor x = test::randn({2, T, 6}, 61, false);
   Mask windowed = Mask::from_shape({T, T});  // causal, and at most W - 1 positions back
