@@ -170,8 +170,9 @@ MultiheadAttentionOutput MultiheadAttention::forward_step(const Tensor& x, KVCac
                      " sequences, x " + std::to_string(x.size(0)));
   const std::size_t t0 = cache.end(), Tn = x.size(1);  // x's rows are positions t0 .. t0 + Tn - 1
   const KVCache fresh = project_kv(x, x);                // their keys and values: [B, H_kv, Tn, d] each
-  cache.key = cache.length() ? concat({cache.key, fresh.key}, 2) : fresh.key;          // [B, H_kv, t + Tn, d]
-  cache.value = cache.length() ? concat({cache.value, fresh.value}, 2) : fresh.value;  // [B, H_kv, t + Tn, d]
+  const bool empty = cache.length() == 0;  // asked once: setting key changes length()
+  cache.key = empty ? fresh.key : concat({cache.key, fresh.key}, 2);          // [B, H_kv, t + Tn, d]
+  cache.value = empty ? fresh.value : concat({cache.value, fresh.value}, 2);  // [B, H_kv, t + Tn, d]
   // Position t0 + r sees the cached positions up to its own (and, with a window, the last `window`).
   std::optional<Mask> mask;
   if (Tn > 1 || (window && cache.length() > window)) mask = window_mask(Tn, t0, cache.length(), cache.start, true);

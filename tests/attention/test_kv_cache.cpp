@@ -104,7 +104,7 @@ TEST_CASE("the cache's bad inputs are named") {
   CHECK_THROWS_WITH_SUBSTR(mha.forward_step(test::randn({2, 1, 5}, 42, false), cache), attn::ShapeError,
                            "expected x [B, Tn, 6]");
   CHECK_THROWS_WITH_SUBSTR(mha.forward_cached(test::randn({2, 1, 6}, 43, false), nn::KVCache{}), attn::ShapeError,
-                           "expected cached keys and values [B, H, Tk, d]");
+                           "expected cached keys and values [B, H_kv, Tk, d]");
   CHECK_THROWS_WITH_SUBSTR(mha.project_kv(test::randn({2, 3, 6}, 44, false), test::randn({2, 4, 6}, 45, false)),
                            attn::ShapeError, "expected key and value [B, Tk, 6]");
 }
