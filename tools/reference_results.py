@@ -167,9 +167,10 @@ def run(args):
     results["machine"] = machine()
     results["threads"] = args.threads
     results["beam"] = " ".join(BEAM)
-    # A budget is measured when this run already has its row; remove a row to measure its budget again.
-    measured = {r["minutes_budget"] for r in results["rows"]
-                if r["model"] == args.model and r["steps"] <= done_steps}
+    # --resume skips every budget this model already has a row for (its run folder is at or past
+    # it). To measure budgets again, remove the run folder and run without --resume: that replaces
+    # the model's rows.
+    measured = {r["minutes_budget"] for r in results["rows"] if r["model"] == args.model} if args.resume else set()
     for budget in [float(b) for b in args.budgets.split(",")]:
         if budget in measured or budget * 60 <= done_seconds:
             continue
@@ -261,7 +262,7 @@ def main():
     r.add_argument("--work", default="/tmp/attn-reference", help="holds en-fr.tsv and the runs")
     r.add_argument("--threads", type=int, default=2, help="ATTN_NUM_THREADS (default 2)")
     r.add_argument("--probe-steps", type=int, default=300)
-    r.add_argument("--resume", action="store_true", help="continue the measured run to the budgets not yet measured")
+    r.add_argument("--resume", action="store_true", help="continue the measured run to the budgets after its last row that have no row yet")
     r.set_defaults(func=run)
     t = sub.add_parser("torch", help="the same Bahdanau run in PyTorch for the same minutes (after run --model bahdanau)")
     t.add_argument("--budgets", default="5,15,45", help="minutes of training, ascending (default 5,15,45)")
