@@ -19,6 +19,8 @@
 #include "nn/activation.hpp"
 #include "nn/attention/attention.hpp"
 #include "nn/attention/convolutional.hpp"
+#include "nn/attention/flash_attention.hpp"
+#include "nn/attention/kv_cache.hpp"
 #include "nn/attention/local.hpp"
 #include "nn/attention/masks.hpp"
 #include "nn/attention/multihead.hpp"

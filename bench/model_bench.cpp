@@ -7,7 +7,10 @@
 //                encoder 128 per direction, additive attention 128, LSTM decoder 128
 //   decode-transformer, decode-bahdanau
 //                (e) models::greedy_decode of the same models, batch 32, exactly 20
-//                tokens (no <eos> stops it early)
+//                tokens (no <eos> stops it early); the Transformer without its KV cache, as
+//                PyTorch's loop runs
+//   decode-transformer-cached
+//                the same with the KV cache (attn only: against decode-transformer)
 //   lstm         nn::LSTM(128, 128, batch_first) forward + backward over [32, 20, 128]
 //   outproj-bahdanau, outproj-transformer
 //                only the three matrix products of the model's output layer in one
@@ -196,7 +199,13 @@ Work make_work(const std::string& full_name, attn::Dtype dtype) {
   const std::string name = parse_sizes(full_name);
   if (name == "transformer") return shared(std::make_shared<TrainStep>(transformer(dtype)));
   if (name == "bahdanau") return shared(std::make_shared<TrainStep>(bahdanau(dtype)));
-  if (name == "decode-transformer") return shared(std::make_shared<Decode>(transformer(dtype)));
+  if (name == "decode-transformer" || name == "decode-transformer-cached") {
+    auto model = transformer(dtype);
+    // (e) compares with PyTorch's loop, which runs the whole prefix at every step: so does attn's
+    // there. "-cached" decodes with the KV cache (attn's default), for attn against itself.
+    static_cast<attn::models::TransformerSeq2Seq&>(*model).use_kv_cache = name == "decode-transformer-cached";
+    return shared(std::make_shared<Decode>(std::move(model)));
+  }
   if (name == "decode-bahdanau") return shared(std::make_shared<Decode>(bahdanau(dtype)));
   if (name == "lstm") return shared(std::make_shared<LSTMStep>(dtype));
   if (name == "outproj-bahdanau" || name == "outproj-transformer") {

@@ -73,8 +73,8 @@ TransformerSeq2Seq::TransformerSeq2Seq(const TransformerConfig& cfg, Generator& 
   }
 }
 
-Tensor TransformerSeq2Seq::add_positions(const Tensor& x) {
-  return learned ? (*learned)(x) : (*sinusoidal)(x);  // [B, T, D] + P[:T]
+Tensor TransformerSeq2Seq::add_positions(const Tensor& x, std::size_t offset) {
+  return learned ? (*learned)(x, offset) : (*sinusoidal)(x, offset);  // [B, T, D] + P[offset : offset + T]
 }
 
 Tensor TransformerSeq2Seq::embed_source(const Index& src) {
@@ -82,9 +82,9 @@ Tensor TransformerSeq2Seq::embed_source(const Index& src) {
   return dropout(add_positions(src_embed(src) * scale));  // [B, S, D]
 }
 
-Tensor TransformerSeq2Seq::embed_target(const Index& tgt) {
+Tensor TransformerSeq2Seq::embed_target(const Index& tgt, std::size_t offset) {
   const double scale = std::sqrt(static_cast<double>(config.d_model));
-  return dropout(add_positions(tgt_embed(tgt) * scale));  // [B, T, D]
+  return dropout(add_positions(tgt_embed(tgt) * scale, offset));  // [B, T, D]
 }
 
 Tensor TransformerSeq2Seq::encode(const Index& src, const std::vector<std::size_t>& src_lengths) {
@@ -133,6 +133,7 @@ Tensor TransformerSeq2Seq::step(DecoderState& state, const Index& prefix) {
   if (prefix.dimension() != 2 || prefix.shape()[0] != B || prefix.shape()[1] == 0)
     throw ShapeError("TransformerSeq2Seq::step: expected prefix [" + std::to_string(B) + ", t] with t >= 1, got " +
                      shape_str(Shape(prefix.shape().begin(), prefix.shape().end())));
+  if (use_kv_cache) return step_cached(state, prefix);
   const long last = static_cast<long>(prefix.shape()[1]) - 1;
   Tensor h = decode(prefix, memory, state.src_lengths);  // [B, t, D]: the whole prefix again
   state.attention.clear();
@@ -144,6 +145,86 @@ Tensor TransformerSeq2Seq::step(DecoderState& state, const Index& prefix) {
   }
   if (!transformer.decoder.layers.empty()) state.attention["attention"] = mean(state.attention.at(main_cross()), {1});  // [B, S]
   return project(select(h, 1, last));  // [B, D] -> [B, V]
+}
+
+namespace {
+
+// Where step_cached keeps its cache in a DecoderState: batch-first tensors, so beam search's
+// select_rows reorders them with the hypotheses. "kv.prefix" holds the cached tokens (as numbers).
+std::string kv_name(std::size_t l, const char* attention, const char* part) {
+  return "kv." + std::to_string(l) + "." + attention + "." + part;
+}
+
+nn::KVCache load(const DecoderState& state, std::size_t l, const char* attention) {
+  const auto key = state.tensors.find(kv_name(l, attention, "key"));
+  if (key == state.tensors.end()) return {};
+  return {key->second, state.tensors.at(kv_name(l, attention, "value"))};
+}
+
+void store(DecoderState& state, std::size_t l, const char* attention, const nn::KVCache& kv) {
+  state.tensors[kv_name(l, attention, "key")] = kv.key;
+  state.tensors[kv_name(l, attention, "value")] = kv.value;
+}
+
+// Whether the cache holds exactly prefix's first t - 1 tokens.
+bool cache_matches(const DecoderState& state, const Index& prefix) {
+  const auto cached = state.tensors.find("kv.prefix");
+  const std::size_t t = prefix.shape()[1];
+  if (cached == state.tensors.end()) return t == 1;
+  const xt::xarray<double> tokens = cached->second.to_array();  // [B, t_cached]
+  if (tokens.shape()[1] != t - 1) return false;
+  for (std::size_t b = 0; b < tokens.shape()[0]; ++b)
+    for (std::size_t j = 0; j + 1 < t; ++j)
+      if (tokens(b, j) != static_cast<double>(prefix(b, j))) return false;
+  return true;
+}
+
+Tensor as_tensor(const Index& tokens) { return Tensor(xt::xarray<double>(xt::cast<double>(tokens))); }
+
+}  // namespace
+
+void TransformerSeq2Seq::fill_cache(DecoderState& state, const Index& tokens) {
+  // Everything cached before is dropped; the memory's keys and values stay.
+  for (auto it = state.tensors.begin(); it != state.tensors.end();)
+    it = it->first.find(".self.") != std::string::npos || it->first == "kv.prefix" ? state.tensors.erase(it)
+                                                                                     : std::next(it);
+  if (tokens.shape()[1] == 0) return;
+  const Tensor& memory = state.tensors.at("memory");
+  Mask padding = nn::padding_mask(lengths_index(state.src_lengths), memory.size(1));  // [B, S]
+  Tensor x = embed_target(tokens);  // [B, n, D]
+  for (std::size_t l = 0; l < transformer.decoder.layers.size(); ++l) {
+    nn::TransformerDecoderLayer& layer = transformer.decoder.layers[l];
+    nn::KVCache self, memory_kv = load(state, l, "cross");
+    if (!memory_kv.key.defined()) store(state, l, "cross", memory_kv = layer.multihead_attn.project_kv(memory, memory));
+    x = layer.forward_step(x, self, memory_kv, padding);  // [B, n, D]; self: n positions
+    store(state, l, "self", self);
+  }
+  state.tensors["kv.prefix"] = as_tensor(tokens);  // [B, n]
+}
+
+Tensor TransformerSeq2Seq::step_cached(DecoderState& state, const Index& prefix) {
+  const std::size_t t = prefix.shape()[1];
+  if (!cache_matches(state, prefix)) fill_cache(state, xt::view(prefix, xt::all(), xt::range(0, t - 1)));
+  const Tensor& memory = state.tensors.at("memory");
+  Mask padding = nn::padding_mask(lengths_index(state.src_lengths), memory.size(1));  // [B, S]
+  Index newest = xt::view(prefix, xt::all(), xt::range(t - 1, t));                    // [B, 1]
+  Tensor x = embed_target(newest, t - 1);                                              // [B, 1, D] at position t - 1
+  state.attention.clear();
+  for (std::size_t l = 0; l < transformer.decoder.layers.size(); ++l) {
+    nn::TransformerDecoderLayer& layer = transformer.decoder.layers[l];
+    nn::KVCache self = load(state, l, "self"), memory_kv = load(state, l, "cross");
+    self.start = t - 1 - self.length();  // positions before it were dropped (a sliding window)
+    if (!memory_kv.key.defined()) store(state, l, "cross", memory_kv = layer.multihead_attn.project_kv(memory, memory));
+    x = layer.forward_step(x, self, memory_kv, padding);  // [B, 1, D]; self: t positions now
+    store(state, l, "self", self);
+    // The new token's rows: what it looked at.
+    state.attention[layer_name("decoder", l, "self")] = select(layer.self_attention_weights(), 2, 0);    // [B, H, t]
+    state.attention[layer_name("decoder", l, "cross")] = select(layer.cross_attention_weights(), 2, 0);  // [B, H, S]
+  }
+  state.tensors["kv.prefix"] = t == 1 ? as_tensor(newest) : concat({state.tensors.at("kv.prefix"), as_tensor(newest)}, 1);
+  if (!transformer.decoder.layers.empty()) state.attention["attention"] = mean(state.attention.at(main_cross()), {1});  // [B, S]
+  Tensor h = transformer.decoder.norm ? (*transformer.decoder.norm)(x) : x;  // [B, 1, D]
+  return project(select(h, 1, 0));                                           // [B, D] -> [B, V]
 }
 
 std::map<std::string, Tensor> TransformerSeq2Seq::last_attention() const { return last_attention_; }

@@ -61,10 +61,15 @@ class TransformerSeq2Seq : public Seq2Seq {
   Tensor forward(const Index& src, const std::vector<std::size_t>& src_lengths, const Index& tgt_in) override;
   // state.tensors["memory"]: the encoder's output [B, S, D].
   DecoderState start(const Index& src, const std::vector<std::size_t>& src_lengths) override;
-  // Logits for the token after prefix [B, t]. Sets state.attention, for every
+  // Logits for the token after prefix [B, t]. With use_kv_cache, when prefix extends the prefix
+  // of the previous call by one token (as greedy_decode and beam_search call it), only the new
+  // token runs through the decoder, against the keys and values cached in `state`; otherwise
+  // the whole prefix runs again and the cache starts over from it. Sets state.attention, for every
   // decoder layer l: "decoder.<l>.self" [B, H, t] (over the prefix) and
   // "decoder.<l>.cross" [B, H, S] (over the source): the new token's weights;
-  // and "attention" [B, S]: the last layer's cross-attention averaged over heads.
+  // and "attention" [B, S]: the last layer's cross-attention averaged over heads. (With a
+  // sliding window on the decoder's self-attention, the cached path's "decoder.<l>.self" covers
+  // the window's positions only, the last min(t, window).)
   Tensor step(DecoderState& state, const Index& prefix) override;
   // Of the last forward(), per head: "encoder.<l>.self" [B, H, S, S],
   // "decoder.<l>.self" [B, H, T, T], "decoder.<l>.cross" [B, H, T, S]; and
@@ -77,7 +82,7 @@ class TransformerSeq2Seq : public Seq2Seq {
 
   // The pieces of forward(), for notebooks: embed + position, encode, decode, project.
   Tensor embed_source(const Index& src);                                             // [B, S, D]
-  Tensor embed_target(const Index& tgt);                                             // [B, T, D]
+  Tensor embed_target(const Index& tgt, std::size_t offset = 0);                     // [B, T, D], positions from offset
   Tensor encode(const Index& src, const std::vector<std::size_t>& src_lengths);      // memory [B, S, D]
   Tensor decode(const Index& tgt, const Tensor& memory, const std::vector<std::size_t>& src_lengths);  // [B, T, D]
   Tensor project(const Tensor& h);                                                   // [..., D] -> [..., V]
@@ -89,9 +94,15 @@ class TransformerSeq2Seq : public Seq2Seq {
   nn::Dropout dropout;
   nn::Transformer transformer;
   std::unique_ptr<nn::Linear> out;  // d_model -> tgt_vocab; null when tie_weights
+  // step() reuses each decoder layer's keys and values (nn::KVCache) instead of running the
+  // whole prefix again: the same logits to rounding, a cost per token that no longer grows with
+  // the square of the prefix. On by default; off, step() is the plain recomputation.
+  bool use_kv_cache = true;
 
  private:
-  Tensor add_positions(const Tensor& x);
+  Tensor add_positions(const Tensor& x, std::size_t offset = 0);
+  Tensor step_cached(DecoderState& state, const Index& prefix);  // the new token only
+  void fill_cache(DecoderState& state, const Index& prefix);     // the cache of a whole prefix
   std::string main_cross() const;  // "decoder.<last>.cross"
   std::map<std::string, Tensor> last_attention_;
 };

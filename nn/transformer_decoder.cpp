@@ -57,6 +57,30 @@ Tensor TransformerDecoderLayer::feed_forward_block(const Tensor& x) {
   return dropout3(linear2(hidden));                           // [B, T, D]
 }
 
+Tensor TransformerDecoderLayer::forward_step(const Tensor& x0, KVCache& self_cache, const KVCache& memory_kv,
+                                             const std::optional<Mask>& memory_key_padding_mask) {
+  if (!x0.defined() || x0.dim() != 3 || x0.size(-1) != d_model)
+    throw ShapeError("TransformerDecoderLayer::forward_step: expected x [B, Tn, " + std::to_string(d_model) +
+                     "], got " + (x0.defined() ? shape_str(x0.shape()) : std::string("undefined")));
+  // The three blocks of forward(), with the self-attention reading and extending the cache and
+  // the cross-attention reading the memory's keys and values.
+  auto self_block = [&](const Tensor& y) { return dropout1(self_attn.forward_step(y, self_cache).output); };
+  auto cross_block = [&](const Tensor& y) {
+    return dropout2(multihead_attn.forward_cached(y, memory_kv, memory_key_padding_mask, /*need_weights=*/false).output);
+  };
+  Tensor x = x0;
+  if (norm_first) {
+    x = x + self_block(norm1(x));
+    x = x + cross_block(norm2(x));
+    x = x + feed_forward_block(norm3(x));
+  } else {
+    x = norm1(x + self_block(x));
+    x = norm2(x + cross_block(x));
+    x = norm3(x + feed_forward_block(x));
+  }
+  return x;
+}
+
 Tensor TransformerDecoderLayer::forward(const Tensor& tgt, const Tensor& memory, const std::optional<Mask>& tgt_mask,
                                         const std::optional<Mask>& memory_mask,
                                         const std::optional<Mask>& tgt_key_padding_mask,

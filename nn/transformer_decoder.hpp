@@ -42,6 +42,14 @@ class TransformerDecoderLayer : public Module {
     return forward(tgt, memory, tgt_mask, memory_mask, tgt_key_padding_mask, memory_key_padding_mask);
   }
 
+  // One decoding step (kv_cache.hpp): x [B, Tn, d_model] holds the new positions (Tn = 1 when
+  // decoding a token at a time); self_cache the self-attention's keys and values of the positions
+  // before them, which it extends by Tn; memory_kv the cross-attention's keys and values of the
+  // memory, multihead_attn.project_kv(memory, memory), made once per source. The new rows of
+  // forward(prefix, memory, causal_mask) to rounding, without recomputing the earlier ones.
+  Tensor forward_step(const Tensor& x, KVCache& self_cache, const KVCache& memory_kv,
+                      const std::optional<Mask>& memory_key_padding_mask = std::nullopt);
+
   // The weights of the last forward, per head, detached.
   const Tensor& self_attention_weights() const { return self_attn.last_weights(); }        // [B, H, T, T]
   const Tensor& cross_attention_weights() const { return multihead_attn.last_weights(); }  // [B, H, T, S]

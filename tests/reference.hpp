@@ -59,6 +59,11 @@ class Reference {
     return xt::cast<std::int64_t>(array(case_name, tensor_name));
   }
 
+  // A boolean mask recorded as 1.0 (true) and 0.0.
+  attn::Mask mask(const std::string& case_name, const std::string& tensor_name) const {
+    return xt::not_equal(array(case_name, tensor_name), 0.0);
+  }
+
  private:
   std::string path_;
   nlohmann::json json_;

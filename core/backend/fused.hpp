@@ -50,6 +50,24 @@ Tensor lstm_sequence(const std::vector<LSTMDirection>& directions, const std::ve
 // Composed: matmul(tanh(unsqueeze(q, 2) + unsqueeze(k, 1)), v), in one pass instead of five.
 Tensor additive_score(const Tensor& q, const Tensor& k, const Tensor& v);
 
+// ---- attention in linear memory (flash_attention.cpp) --------------------------
+// softmax(q k^T / sqrt(D)) v with blocked keys left out, for q [N, Tq, D], k [N, Tk, D] and
+// v [N, Tk, Dv] -> [N, Tq, Dv], block_q queries by block_k keys at a time: no [Tq, Tk] array is
+// made, forward or backward, which recomputes each block's weights from the row log-sum-exp
+// (FlashAttention-2). Key j is blocked for query i of slice n when
+//   key_padding (N / heads, Tk) is true at (n / heads, j)   (slices n = b * heads + h, as [B, H, ...])
+//   attn_mask (Tq, Tk) is true at (i, j),   or causal and j > i.
+// A query with every key blocked gets output 0 and gradient 0, as masked_softmax.
+// Composed, block by block from core ops: nn::flash_attention with fused ops off.
+struct FlashMasks {
+  const Mask* key_padding = nullptr;  // [N / heads, Tk]
+  std::size_t heads = 1;
+  const Mask* attn_mask = nullptr;    // [Tq, Tk]
+  bool causal = false;
+};
+Tensor flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, const FlashMasks& masks,
+                       std::size_t block_q, std::size_t block_k);
+
 // ---- multi-head attention's rearrangements (heads.cpp) ---------------------------
 // Multi-head attention's rearrangements, each one copy (reshape + transpose would be two):
 Tensor split_heads(const Tensor& x, std::size_t num_heads);  // [B, T, H * d] -> [B, H, T, d]

@@ -1,5 +1,7 @@
 #include "multihead.hpp"
 
+#include "flash_attention.hpp"
+
 #include "../init.hpp"
 
 #include "../../core/backend/fused.hpp"
@@ -11,27 +13,49 @@ namespace attn::nn {
 
 namespace {
 
-// A slice of the packed projection: rows [i*E, (i+1)*E) of in_proj_weight / in_proj_bias.
-Tensor part(const Tensor& packed, std::size_t i, std::size_t E) {
-  return packed.defined() ? narrow(packed, 0, i * E, E) : Tensor();
+// Rows [start, start + count) of in_proj_weight or in_proj_bias (undefined stays undefined).
+Tensor rows(const Tensor& packed, std::size_t start, std::size_t count) {
+  return packed.defined() ? narrow(packed, 0, start, count) : Tensor();
+}
+
+// m or-ed with extra ([Tq, Tk], the trailing dims of m's [B, H, Tq, Tk] or [Tq, Tk]). A loop, not
+// `*m || *extra`: xtensor 0.24 with xsimd evaluates broadcast bool expressions wrongly (masks.cpp).
+void block_also(std::optional<Mask>& m, const std::optional<Mask>& extra) {
+  if (!extra) return;
+  if (!m) {
+    m = extra;
+    return;
+  }
+  bool* out = m->data();
+  const bool* e = extra->data();
+  const std::size_t inner = extra->size();  // Tq * Tk; m is row-major, so element i pairs with e[i % inner]
+  for (std::size_t i = 0; i < m->size(); ++i) out[i] = out[i] || e[i % inner];
 }
 
 }  // namespace
 
 MultiheadAttention::MultiheadAttention(std::size_t embed_dim, std::size_t num_heads, double dropout, bool bias,
                                        Generator& gen)
+    : MultiheadAttention(embed_dim, num_heads, GroupedQuery{num_heads}, dropout, bias, gen) {}
+
+MultiheadAttention::MultiheadAttention(std::size_t embed_dim, std::size_t num_heads, GroupedQuery grouped,
+                                       double dropout, bool bias, Generator& gen)
     : Module("MultiheadAttention"), embed_dim(embed_dim), num_heads(num_heads),
-      head_dim(num_heads ? embed_dim / num_heads : 0), dropout(dropout), out_proj(embed_dim, embed_dim, bias, gen),
-      gen_(&gen) {
+      head_dim(num_heads ? embed_dim / num_heads : 0), num_kv_heads(grouped.num_kv_heads), dropout(dropout),
+      out_proj(embed_dim, embed_dim, bias, gen), gen_(&gen) {
   if (num_heads == 0 || embed_dim == 0 || embed_dim % num_heads != 0)
     throw ValueError("MultiheadAttention: embed_dim (" + std::to_string(embed_dim) +
                      ") must be a positive multiple of num_heads (" + std::to_string(num_heads) + ")");
+  if (num_kv_heads == 0 || num_heads % num_kv_heads != 0)
+    throw ValueError("MultiheadAttention: num_kv_heads (" + std::to_string(num_kv_heads) +
+                     ") must be a positive divisor of num_heads (" + std::to_string(num_heads) + ")");
   if (dropout < 0.0 || dropout >= 1.0)
     throw ValueError("MultiheadAttention: dropout must be in [0, 1), got " + std::to_string(dropout));
-  in_proj_weight = zeros({3 * embed_dim, embed_dim});
+  const std::size_t K = num_kv_heads * head_dim;  // rows for the keys, and for the values
+  in_proj_weight = zeros({embed_dim + 2 * K, embed_dim});
   register_parameter("in_proj_weight", in_proj_weight);
   if (bias) {
-    in_proj_bias = zeros({3 * embed_dim});
+    in_proj_bias = zeros({embed_dim + 2 * K});
     register_parameter("in_proj_bias", in_proj_bias);
   }
   register_module("out_proj", out_proj);
@@ -47,7 +71,7 @@ void MultiheadAttention::reset_parameters(Generator& gen) {
 MultiheadAttentionOutput MultiheadAttention::forward(const Tensor& query, const Tensor& key, const Tensor& value,
                                                      const std::optional<Mask>& key_padding_mask, bool need_weights,
                                                      const std::optional<Mask>& attn_mask,
-                                                     bool average_attn_weights) {
+                                                     bool average_attn_weights, bool is_causal) {
   const std::string op = "MultiheadAttention";
   if (!query.defined() || !key.defined() || !value.defined()) throw ValueError(op + ": an input is undefined");
   const std::size_t E = embed_dim, H = num_heads;  // head_dim d = E / H
@@ -62,7 +86,14 @@ MultiheadAttentionOutput MultiheadAttention::forward(const Tensor& query, const 
   if (key.size(1) != value.size(1)) throw bad("key and value must have the same length Tk");
   const std::size_t B = query.size(0), Tq = query.size(1), Tk = key.size(1);
 
-  // Masks: PyTorch's attn_mask [B * H, Tq, Tk] is read as [B, H, Tq, Tk].
+  if (use_flash_attention) {  // the masks go as they are (a window as a [Tq, Tk] mask)
+    Tensor q = linear(query, rows(in_proj_weight, 0, E), rows(in_proj_bias, 0, E));  // [B, Tq, E]
+    const KVCache kv = project_kv(key, value);                                       // [B, H_kv, Tk, d] each
+    std::optional<Mask> flash_mask = attn_mask;
+    if (window && !(attn_mask && attn_mask->dimension() != 2)) block_also(flash_mask, window_mask(Tq, 0, Tk, 0, false));
+    return forward_flash(q, kv, key_padding_mask, need_weights, flash_mask, is_causal);
+  }
+  // PyTorch's attn_mask [B * H, Tq, Tk] is read as [B, H, Tq, Tk].
   std::optional<Mask> per_head = attn_mask;
   if (attn_mask && attn_mask->dimension() == 3 && H > 1) {
     const Shape got(attn_mask->shape().begin(), attn_mask->shape().end());
@@ -71,17 +102,53 @@ MultiheadAttentionOutput MultiheadAttention::forward(const Tensor& query, const 
                        shape_str({B * H, Tq, Tk}) + ", got " + shape_str(got));
     per_head->reshape({B, H, Tq, Tk});
   }
-  auto mask = combine_masks({B, H, Tq, Tk}, key_padding_mask, per_head, "MultiheadAttention");
+  if (window) block_also(per_head, window_mask(Tq, 0, Tk, 0, false));  // [Tq, Tk], or-ed in
+  return forward_cached(query, project_kv(key, value), key_padding_mask, need_weights, per_head,
+                        average_attn_weights, is_causal);
+}
 
-  // Projections, then one attention per head.
-  Tensor q = linear(query, part(in_proj_weight, 0, E), part(in_proj_bias, 0, E));  // [B, Tq, E]
-  Tensor k = linear(key, part(in_proj_weight, 1, E), part(in_proj_bias, 1, E));    // [B, Tk, E]
-  Tensor v = linear(value, part(in_proj_weight, 2, E), part(in_proj_bias, 2, E));  // [B, Tk, E]
+KVCache MultiheadAttention::project_kv(const Tensor& key, const Tensor& value) {
+  const std::size_t E = embed_dim;
+  if (!key.defined() || !value.defined() || key.dim() != 3 || value.dim() != 3 || key.size(-1) != E ||
+      value.size(-1) != E || key.size(0) != value.size(0) || key.size(1) != value.size(1))
+    throw ShapeError("MultiheadAttention::project_kv: expected key and value [B, Tk, " + std::to_string(E) +
+                     "], got " + (key.defined() ? shape_str(key.shape()) : std::string("undefined")) + " and " +
+                     (value.defined() ? shape_str(value.shape()) : std::string("undefined")));
+  const std::size_t K = num_kv_heads * head_dim;
+  Tensor k = linear(key, rows(in_proj_weight, E, K), rows(in_proj_bias, E, K));            // [B, Tk, K]
+  Tensor v = linear(value, rows(in_proj_weight, E + K, K), rows(in_proj_bias, E + K, K));  // [B, Tk, K]
   // Each head gets its own slice of d = E / H features: split_heads is reshape to
-  // [B, T, H, d] then transpose(1, 2), in one copy (core/ops/shape.cpp).
+  // [B, T, H_kv, d] then transpose(1, 2), in one copy (core/ops/shape.cpp).
+  return {split_heads(k, num_kv_heads), split_heads(v, num_kv_heads)};  // [B, H_kv, Tk, d] each
+}
+
+MultiheadAttentionOutput MultiheadAttention::forward_cached(const Tensor& query, const KVCache& kv,
+                                                            const std::optional<Mask>& key_padding_mask,
+                                                            bool need_weights, const std::optional<Mask>& attn_mask,
+                                                            bool average_attn_weights, bool is_causal) {
+  const std::string op = "MultiheadAttention";
+  const std::size_t E = embed_dim, H = num_heads;
+  if (!query.defined() || query.dim() != 3 || query.size(-1) != E)
+    throw ShapeError(op + ": expected query [B, Tq, " + std::to_string(E) + "], got " +
+                     (query.defined() ? shape_str(query.shape()) : std::string("undefined")));
+  const std::size_t B = query.size(0), Tq = query.size(1), Tk = kv.length();
+  if (!kv.key.defined() || !kv.value.defined() || kv.key.shape() != Shape{B, num_kv_heads, Tk, head_dim} ||
+      kv.value.shape() != kv.key.shape())
+    throw ShapeError(op + ": expected cached keys and values [B, H_kv, Tk, d] = [" + std::to_string(B) + ", " +
+                     std::to_string(num_kv_heads) + ", Tk, " + std::to_string(head_dim) + "], got " +
+                     (kv.key.defined() ? shape_str(kv.key.shape()) : std::string("none")) + " and " +
+                     (kv.value.defined() ? shape_str(kv.value.shape()) : std::string("none")));
+  auto mask = combine_masks({B, H, Tq, Tk}, key_padding_mask, attn_mask, "MultiheadAttention");
+  if (is_causal) {
+    Mask causal = Mask::from_shape({Tq, Tk});  // true where key j > query i
+    for (std::size_t i = 0; i < Tq; ++i)
+      for (std::size_t j = 0; j < Tk; ++j) causal(i, j) = j > i;
+    block_also(mask, causal);  // [B, H, Tq, Tk] or-ed with [Tq, Tk], broadcast
+  }
+  Tensor q = linear(query, rows(in_proj_weight, 0, E), rows(in_proj_bias, 0, E));  // [B, Tq, E]
   AttentionOutput heads = scaled_dot_product_attention(split_heads(q, H),          // [B, H, Tq, d]
-                                                       split_heads(k, H),          // [B, H, Tk, d]
-                                                       split_heads(v, H),          // [B, H, Tk, d]
+                                                       all_heads(kv.key),          // [B, H, Tk, d]
+                                                       all_heads(kv.value),        // [B, H, Tk, d]
                                                        mask, dropout, is_training(), *gen_);
   // heads.context [B, H, Tq, d], heads.weights [B, H, Tq, Tk]
   // The heads side by side again: transpose(1, 2) to [B, Tq, H, d], reshape to [B, Tq, E], in one copy.
@@ -93,9 +160,80 @@ MultiheadAttentionOutput MultiheadAttention::forward(const Tensor& query, const 
   return {output, weights};
 }
 
+MultiheadAttentionOutput MultiheadAttention::forward_step(const Tensor& x, KVCache& cache, bool need_weights,
+                                                          bool average_attn_weights) {
+  if (!x.defined() || x.dim() != 3 || x.size(-1) != embed_dim || x.size(1) == 0)
+    throw ShapeError("MultiheadAttention::forward_step: expected x [B, Tn, " + std::to_string(embed_dim) +
+                     "] with Tn >= 1, got " + (x.defined() ? shape_str(x.shape()) : std::string("undefined")));
+  if (cache.length() && cache.key.size(0) != x.size(0))
+    throw ShapeError("MultiheadAttention::forward_step: the cache holds " + std::to_string(cache.key.size(0)) +
+                     " sequences, x " + std::to_string(x.size(0)));
+  const std::size_t t0 = cache.end(), Tn = x.size(1);  // x's rows are positions t0 .. t0 + Tn - 1
+  const KVCache fresh = project_kv(x, x);                // their keys and values: [B, H_kv, Tn, d] each
+  const bool empty = cache.length() == 0;  // asked once: setting key changes length()
+  cache.key = empty ? fresh.key : concat({cache.key, fresh.key}, 2);          // [B, H_kv, t + Tn, d]
+  cache.value = empty ? fresh.value : concat({cache.value, fresh.value}, 2);  // [B, H_kv, t + Tn, d]
+  // Position t0 + r sees the cached positions up to its own (and, with a window, the last `window`).
+  std::optional<Mask> mask;
+  if (Tn > 1 || (window && cache.length() > window)) mask = window_mask(Tn, t0, cache.length(), cache.start, true);
+  MultiheadAttentionOutput out = forward_cached(x, cache, std::nullopt, need_weights, mask, average_attn_weights);
+  if (window && cache.length() > window) {  // what no later position can see is dropped
+    const std::size_t drop = cache.length() - window;
+    cache.key = narrow(cache.key, 2, drop, window);
+    cache.value = narrow(cache.value, 2, drop, window);
+    cache.start += drop;
+  }
+  return out;
+}
+
+Tensor MultiheadAttention::all_heads(const Tensor& kv) const {
+  if (num_kv_heads == num_heads) return kv;
+  const std::size_t B = kv.size(0), T = kv.size(2), group = num_heads / num_kv_heads;
+  Tensor copies = expand(unsqueeze(kv, 2), {B, num_kv_heads, group, T, head_dim});  // [B, H_kv, group, T, d]
+  return reshape(copies, {static_cast<long>(B), static_cast<long>(num_heads), static_cast<long>(T),
+                          static_cast<long>(head_dim)});  // [B, H, T, d]: head h reads key-value head h / group
+}
+
+std::optional<Mask> MultiheadAttention::window_mask(std::size_t Tq, std::size_t q0, std::size_t Tk, std::size_t k0,
+                                                    bool causal) const {
+  if (!causal && !window) return std::nullopt;
+  Mask m = Mask::from_shape({Tq, Tk});  // query position q0 + i, key position k0 + j
+  for (std::size_t i = 0; i < Tq; ++i)
+    for (std::size_t j = 0; j < Tk; ++j) {
+      const std::size_t qp = q0 + i, kp = k0 + j;
+      const bool later = kp > qp, far = window && (qp >= kp ? qp - kp : kp - qp) >= window;
+      m(i, j) = (causal && later) || far;
+    }
+  return m;
+}
+
+// The heads' attention through flash_attention, for the projected queries q [B, Tq, E] and the
+// keys and values kv [B, H, Tk, d].
+MultiheadAttentionOutput MultiheadAttention::forward_flash(const Tensor& q, const KVCache& kv,
+                                                           const std::optional<Mask>& key_padding_mask,
+                                                           bool need_weights, const std::optional<Mask>& attn_mask,
+                                                           bool is_causal) {
+  const std::string op = "MultiheadAttention (use_flash_attention)";
+  if (need_weights) throw ValueError(op + ": flash attention makes no weights; call forward with need_weights = false");
+  if (dropout > 0.0 && is_training())
+    throw ValueError(op + ": flash attention drops no weights, and dropout is " + std::to_string(dropout) +
+                     " in training mode; train with use_flash_attention off, or with dropout 0");
+  if (attn_mask && attn_mask->dimension() != 2)
+    throw ShapeError(op + ": attn_mask must be [Tq, Tk], the same for every sequence and head, got " +
+                     shape_str(Shape(attn_mask->shape().begin(), attn_mask->shape().end())));
+  Tensor context = flash_attention(split_heads(q, num_heads),                // [B, H, Tq, d]
+                                   all_heads(kv.key), all_heads(kv.value),  // [B, H, Tk, d]
+                                   key_padding_mask, attn_mask, is_causal);
+  // context [B, H, Tq, d] -> [B, Tq, E]
+  last_weights_ = Tensor();
+  return {out_proj(merge_heads(context)), Tensor()};
+}
+
 std::string MultiheadAttention::extra_repr() const {
   return "embed_dim=" + std::to_string(embed_dim) + ", num_heads=" + std::to_string(num_heads) +
-         ", dropout=" + std::to_string(dropout) + ", batch_first=true";
+         (num_kv_heads != num_heads ? ", num_kv_heads=" + std::to_string(num_kv_heads) : std::string()) +
+         (window ? ", window=" + std::to_string(window) : std::string()) + ", dropout=" + std::to_string(dropout) +
+         ", batch_first=true";
 }
 
 }  // namespace attn::nn

@@ -20,10 +20,17 @@
 #pragma once
 
 #include "attention.hpp"
+#include "kv_cache.hpp"
 
 #include "../linear.hpp"
 
 namespace attn::nn {
+
+// Grouped-query attention (Ainslie et al. 2023): num_kv_heads key-value heads, each shared by
+// num_heads / num_kv_heads query heads; 1 is multi-query attention (Shazeer 2019).
+struct GroupedQuery {
+  std::size_t num_kv_heads;
+};
 
 struct MultiheadAttentionOutput {
   Tensor output;   // [B, Tq, E]
@@ -34,19 +41,45 @@ class MultiheadAttention : public Module {
  public:
   MultiheadAttention(std::size_t embed_dim, std::size_t num_heads, double dropout = 0.0, bool bias = true,
                      Generator& gen = default_generator());
+  // Grouped-query attention: in_proj_weight is [E + 2 * num_kv_heads * d, E] (queries, then the
+  // fewer keys and values), and keys and values (and a decoder's cache of them) have num_kv_heads
+  // heads, each used by num_heads / num_kv_heads consecutive query heads.
+  //   nn::MultiheadAttention mqa(256, 8, nn::GroupedQuery{1});   // multi-query: one key-value head
+  MultiheadAttention(std::size_t embed_dim, std::size_t num_heads, GroupedQuery grouped, double dropout = 0.0,
+                     bool bias = true, Generator& gen = default_generator());
 
   // query [B, Tq, E], key [B, Tk, E], value [B, Tk, E]. Dropout (on the weights)
-  // acts only while training.
+  // acts only while training. is_causal blocks key j for query i when j > i, on top of
+  // the masks, as F.scaled_dot_product_attention's is_causal (PyTorch's layer takes it
+  // only as a hint that attn_mask is causal); with use_flash_attention it costs no mask.
+  // When Tq != Tk it is top-left (query i sees keys 0..i, as PyTorch's): to decode new
+  // positions after cached ones, use forward_step, which counts positions from the cache.
   MultiheadAttentionOutput forward(const Tensor& query, const Tensor& key, const Tensor& value,
                                    const std::optional<Mask>& key_padding_mask = std::nullopt,
                                    bool need_weights = true, const std::optional<Mask>& attn_mask = std::nullopt,
-                                   bool average_attn_weights = true);
+                                   bool average_attn_weights = true, bool is_causal = false);
   MultiheadAttentionOutput operator()(const Tensor& query, const Tensor& key, const Tensor& value,
                                       const std::optional<Mask>& key_padding_mask = std::nullopt,
                                       bool need_weights = true, const std::optional<Mask>& attn_mask = std::nullopt,
-                                      bool average_attn_weights = true) {
-    return forward(query, key, value, key_padding_mask, need_weights, attn_mask, average_attn_weights);
+                                      bool average_attn_weights = true, bool is_causal = false) {
+    return forward(query, key, value, key_padding_mask, need_weights, attn_mask, average_attn_weights, is_causal);
   }
+
+  // The pieces of forward, for decoders that reuse keys and values (kv_cache.hpp):
+  // key and value [B, Tk, E] projected and split into heads, [B, H, Tk, d] each;
+  KVCache project_kv(const Tensor& key, const Tensor& value);
+  // attention of query [B, Tq, E] over keys and values already projected (forward is
+  // forward_cached(query, project_kv(key, value), ...), with the same masks);
+  MultiheadAttentionOutput forward_cached(const Tensor& query, const KVCache& kv,
+                                          const std::optional<Mask>& key_padding_mask = std::nullopt,
+                                          bool need_weights = true,
+                                          const std::optional<Mask>& attn_mask = std::nullopt,
+                                          bool average_attn_weights = true, bool is_causal = false);
+  // one step of causal self-attention: the keys and values of the new positions x [B, Tn, E]
+  // are appended to `cache`, and x's queries attend over every cached position up to their
+  // own. Step by step, the outputs are forward(prefix, prefix, prefix, causal)'s last rows.
+  MultiheadAttentionOutput forward_step(const Tensor& x, KVCache& cache, bool need_weights = false,
+                                        bool average_attn_weights = true);
 
   // Draws in_proj_weight again (xavier_uniform_) and zeroes both biases, as PyTorch.
   void reset_parameters(Generator& gen = default_generator());
@@ -55,12 +88,33 @@ class MultiheadAttention : public Module {
   std::string extra_repr() const override;
 
   std::size_t embed_dim, num_heads, head_dim;
+  std::size_t num_kv_heads;  // num_heads unless grouped
   double dropout;
+  // Sliding-window self-attention (Beltagy et al. 2020; Mistral): when > 0, query position i
+  // sees key positions i - window + 1 .. i at most (with a causal mask; without one, also the
+  // later ones up to i + window - 1), and forward_step keeps only the last `window` positions
+  // in its cache. In forward() the positions are the row numbers of query and key, so it is
+  // meant for self-attention; forward_cached applies none (it does not know the positions).
+  std::size_t window = 0;
+  // When true, the heads attend through flash_attention (flash_attention.hpp) instead of
+  // scaled_dot_product_attention: the same values and gradients, to rounding, in memory that
+  // grows with Tq + Tk instead of Tq * Tk (with is_causal for a causal mask; an attn_mask
+  // [Tq, Tk] is the caller's own Tq * Tk bytes). It makes no weights, so forward needs
+  // need_weights = false and last_weights() is left undefined; it drops no weights either, so
+  // with dropout > 0 it runs only in eval mode; and its attn_mask is [Tq, Tk]. Each of these
+  // is a clear error otherwise. Off by default.
+  bool use_flash_attention = false;
   Tensor in_proj_weight;  // [3E, E]: rows 0..E-1 project queries, E..2E-1 keys, 2E..3E-1 values
-  Tensor in_proj_bias;    // [3E], undefined when bias = false
+                          // (grouped: [E + 2K, E] with K = num_kv_heads * head_dim rows for keys, then values)
+  Tensor in_proj_bias;    // [3E] (grouped: [E + 2K]), undefined when bias = false
   Linear out_proj;        // E -> E
 
  private:
+  Tensor all_heads(const Tensor& kv) const;  // [B, H_kv, T, d] -> [B, H, T, d], each shared head repeated
+  std::optional<Mask> window_mask(std::size_t Tq, std::size_t q0, std::size_t Tk, std::size_t k0, bool causal) const;
+  MultiheadAttentionOutput forward_flash(const Tensor& q, const KVCache& kv,
+                                         const std::optional<Mask>& key_padding_mask, bool need_weights,
+                                         const std::optional<Mask>& attn_mask, bool is_causal);
   Generator* gen_;  // for dropout
   Tensor last_weights_;
 };

@@ -9,15 +9,18 @@ namespace attn::nn {
 
 namespace {
 
-// x must be [B, T, d_model] with T <= max_len.
-void check_input(const char* op, const Tensor& x, std::size_t d_model, std::size_t max_len) {
+// x must be [B, T, d_model] with offset + T <= max_len.
+void check_input(const char* op, const Tensor& x, std::size_t offset, std::size_t d_model, std::size_t max_len) {
   if (!x.defined()) throw ValueError(std::string(op) + ": the input is undefined");
   if (x.dim() != 3 || x.size(-1) != d_model)
     throw ShapeError(std::string(op) + ": expected x [B, T, " + std::to_string(d_model) + "], got " +
                      shape_str(x.shape()));
-  if (x.size(1) > max_len)
-    throw ShapeError(std::string(op) + ": sequence length " + std::to_string(x.size(1)) + " exceeds max_len " +
-                     std::to_string(max_len));
+  if (offset + x.size(1) > max_len)
+    throw ShapeError(std::string(op) + ": " +
+                     (offset ? "offset " + std::to_string(offset) + " + sequence length " + std::to_string(x.size(1)) +
+                                   " = " + std::to_string(offset + x.size(1))
+                             : "sequence length " + std::to_string(x.size(1))) +
+                     " exceeds max_len " + std::to_string(max_len));
 }
 
 }  // namespace
@@ -37,16 +40,16 @@ SinusoidalPositionalEncoding::SinusoidalPositionalEncoding(std::size_t d_model, 
   register_buffer("pe", pe);
 }
 
-Tensor SinusoidalPositionalEncoding::encoding(std::size_t T) const {
-  if (T > max_len)
-    throw ShapeError("SinusoidalPositionalEncoding: " + std::to_string(T) + " positions exceed max_len " +
-                     std::to_string(max_len));
-  return narrow(pe, 0, 0, T);  // [T, d_model]
+Tensor SinusoidalPositionalEncoding::encoding(std::size_t T, std::size_t offset) const {
+  if (offset + T > max_len)
+    throw ShapeError("SinusoidalPositionalEncoding: positions up to " + std::to_string(offset + T) +
+                     " exceed max_len " + std::to_string(max_len));
+  return narrow(pe, 0, offset, T);  // [T, d_model]
 }
 
-Tensor SinusoidalPositionalEncoding::forward(const Tensor& x) const {
-  check_input("SinusoidalPositionalEncoding", x, d_model, max_len);
-  return x + encoding(x.size(1));  // [B, T, D] + [T, D] broadcasts over the batch
+Tensor SinusoidalPositionalEncoding::forward(const Tensor& x, std::size_t offset) const {
+  check_input("SinusoidalPositionalEncoding", x, offset, d_model, max_len);
+  return x + encoding(x.size(1), offset);  // [B, T, D] + [T, D] broadcasts over the batch
 }
 
 std::string SinusoidalPositionalEncoding::extra_repr() const {
@@ -59,17 +62,18 @@ LearnedPositionalEncoding::LearnedPositionalEncoding(std::size_t max_len, std::s
   register_module("embedding", embedding);
 }
 
-Tensor LearnedPositionalEncoding::encoding(std::size_t T) const {
-  if (T > max_len)
-    throw ShapeError("LearnedPositionalEncoding: " + std::to_string(T) + " positions exceed max_len " +
-                     std::to_string(max_len));
-  Index positions = xt::arange<std::int64_t>(static_cast<std::int64_t>(T));  // [T]: 0, 1, ..., T-1
-  return embedding(positions);                                             // [T, d_model]
+Tensor LearnedPositionalEncoding::encoding(std::size_t T, std::size_t offset) const {
+  if (offset + T > max_len)
+    throw ShapeError("LearnedPositionalEncoding: positions up to " + std::to_string(offset + T) +
+                     " exceed max_len " + std::to_string(max_len));
+  const auto first = static_cast<std::int64_t>(offset);
+  Index positions = xt::arange<std::int64_t>(first, first + static_cast<std::int64_t>(T));  // [T]: offset, ...
+  return embedding(positions);                                                             // [T, d_model]
 }
 
-Tensor LearnedPositionalEncoding::forward(const Tensor& x) const {
-  check_input("LearnedPositionalEncoding", x, d_model, max_len);
-  return x + encoding(x.size(1));  // [B, T, D] + [T, D] broadcasts over the batch
+Tensor LearnedPositionalEncoding::forward(const Tensor& x, std::size_t offset) const {
+  check_input("LearnedPositionalEncoding", x, offset, d_model, max_len);
+  return x + encoding(x.size(1), offset);  // [B, T, D] + [T, D] broadcasts over the batch
 }
 
 std::string LearnedPositionalEncoding::extra_repr() const {

@@ -22,9 +22,11 @@ class SinusoidalPositionalEncoding : public Module {
  public:
   explicit SinusoidalPositionalEncoding(std::size_t d_model, std::size_t max_len = 5000);
 
-  Tensor forward(const Tensor& x) const;  // x [B, T, d_model] -> x + PE[:T], [B, T, d_model]
-  Tensor operator()(const Tensor& x) const { return forward(x); }
-  Tensor encoding(std::size_t T) const;   // PE for positions 0..T-1: [T, d_model]
+  // x [B, T, d_model] -> x + PE[offset : offset + T], [B, T, d_model]: positions from `offset` on
+  // (a decoder that runs one new token at a time passes the token's position).
+  Tensor forward(const Tensor& x, std::size_t offset = 0) const;
+  Tensor operator()(const Tensor& x, std::size_t offset = 0) const { return forward(x, offset); }
+  Tensor encoding(std::size_t T, std::size_t offset = 0) const;  // PE of positions offset..offset+T-1: [T, d_model]
   std::string extra_repr() const override;
 
   std::size_t d_model, max_len;
@@ -36,9 +38,9 @@ class LearnedPositionalEncoding : public Module {
   // Starts from N(0, 1), as nn::Embedding.
   LearnedPositionalEncoding(std::size_t max_len, std::size_t d_model, Generator& gen = default_generator());
 
-  Tensor forward(const Tensor& x) const;  // x [B, T, d_model] -> x + P[:T], [B, T, d_model]
-  Tensor operator()(const Tensor& x) const { return forward(x); }
-  Tensor encoding(std::size_t T) const;   // the vectors of positions 0..T-1: [T, d_model]
+  Tensor forward(const Tensor& x, std::size_t offset = 0) const;  // x + P[offset : offset + T], [B, T, d_model]
+  Tensor operator()(const Tensor& x, std::size_t offset = 0) const { return forward(x, offset); }
+  Tensor encoding(std::size_t T, std::size_t offset = 0) const;  // positions offset..offset+T-1: [T, d_model]
   std::string extra_repr() const override;
 
   std::size_t max_len, d_model;

@@ -145,6 +145,58 @@ TEST_CASE("TransformerSeq2Seq decodes greedily and with beam search; attention p
   for (std::size_t b = 0; b < 2; ++b) CHECK(beam[b].log_prob >= greedy[b].log_prob - 1e-9);
 }
 
+TEST_CASE("TransformerSeq2Seq: step() with the KV cache gives the logits and attention of step() without it") {
+  for (const auto& [learned, norm_first] : std::vector<std::pair<bool, bool>>{{false, false}, {true, true}}) {
+    CAPTURE(learned);
+    CAPTURE(norm_first);
+    attn::manual_seed(6);
+    models::TransformerSeq2Seq model(tiny(false, learned, norm_first));
+    model.eval();
+    Index tgt = {{1, 5, 4, 6, 5}, {1, 6, 6, 4, 4}};
+    models::DecoderState cached = model.start(kSrc, kLengths), plain = model.start(kSrc, kLengths);
+    for (std::size_t t = 0; t < 5; ++t) {
+      CAPTURE(t);
+      Index prefix = xt::view(tgt, xt::all(), xt::range(0, t + 1));
+      model.use_kv_cache = true;
+      auto with = model.step(cached, prefix).to_array();
+      model.use_kv_cache = false;
+      auto without = model.step(plain, prefix).to_array();
+      CHECK(xt::allclose(with, without, 0.0, 1e-12));
+      for (const auto& [name, w] : plain.attention) {
+        CAPTURE(name);
+        CHECK(xt::allclose(cached.attention.at(name).to_array(), w.to_array(), 0.0, 1e-12));
+      }
+    }
+    CHECK(cached.tensors.at("kv.0.self.key").shape() == attn::Shape{2, 2, 5, 2});
+    // A prefix that does not extend the cached one (an earlier token changed) is recomputed.
+    model.use_kv_cache = true;
+    Index other = {{1, 4, 4, 6, 5, 6}, {1, 6, 5, 4, 4, 6}};
+    auto with = model.step(cached, other).to_array();
+    model.use_kv_cache = false;
+    CHECK(xt::allclose(with, model.step(plain, other).to_array(), 0.0, 1e-12));
+  }
+}
+
+TEST_CASE("TransformerSeq2Seq: greedy and beam search write the same tokens with and without the KV cache") {
+  attn::manual_seed(7);
+  models::TransformerSeq2Seq model(tiny(false, false, false));
+  models::DecodeOptions opt;
+  opt.max_len = 8;
+  for (std::size_t beam : {1, 3}) {
+    CAPTURE(beam);
+    opt.beam_size = beam;
+    model.use_kv_cache = true;
+    auto with = beam == 1 ? models::greedy_decode(model, kSrc, kLengths, opt) : models::beam_search(model, kSrc, kLengths, opt);
+    model.use_kv_cache = false;
+    auto without = beam == 1 ? models::greedy_decode(model, kSrc, kLengths, opt) : models::beam_search(model, kSrc, kLengths, opt);
+    REQUIRE(with.size() == without.size());
+    for (std::size_t b = 0; b < with.size(); ++b) {
+      CHECK(with[b].tokens == without[b].tokens);
+      CHECK(with[b].log_prob == doctest::Approx(without[b].log_prob).epsilon(1e-12));
+    }
+  }
+}
+
 TEST_CASE("TransformerSeq2Seq: the paper's configuration is constructible") {
   attn::Generator gen(0);
   models::TransformerSeq2Seq model(models::TransformerConfig::paper(100, 120), gen);
