@@ -130,9 +130,11 @@ json transformer_fields(const json& in, TransformerConfig& c) {
   f.read("learned_positions", c.learned_positions);
   f.read("max_len", c.max_len);
   f.read("tie_weights", c.tie_weights);
+  f.read("num_kv_heads", c.num_kv_heads);
+  f.read("window", c.window);
   f.check_unknown();
   c.activation = nn::activation_from_name(activation);
-  return {{"model", "transformer"},
+  json out = {{"model", "transformer"},
           {"d_model", c.d_model},
           {"nhead", c.nhead},
           {"num_encoder_layers", c.num_encoder_layers},
@@ -144,6 +146,10 @@ json transformer_fields(const json& in, TransformerConfig& c) {
           {"learned_positions", c.learned_positions},
           {"max_len", c.max_len},
           {"tie_weights", c.tie_weights}};
+  // Written only when set: older configs stay as they were.
+  if (c.num_kv_heads) out["num_kv_heads"] = c.num_kv_heads;
+  if (c.window) out["window"] = c.window;
+  return out;
 }
 
 json conv_fields(const json& in, ConvAttentionConfig& c, const std::string& name) {

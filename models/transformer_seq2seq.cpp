@@ -19,6 +19,9 @@ const TransformerConfig& checked(const TransformerConfig& c) {
   if (c.src_vocab == 0 || c.tgt_vocab == 0 || c.d_model == 0 || c.nhead == 0 || c.dim_feedforward == 0 ||
       c.max_len == 0)
     throw ValueError("TransformerSeq2Seq: vocabulary sizes, d_model, nhead, dim_feedforward and max_len must be positive");
+  if (c.num_kv_heads != 0 && c.nhead % c.num_kv_heads != 0)
+    throw ValueError("TransformerSeq2Seq: num_kv_heads (" + std::to_string(c.num_kv_heads) +
+                     ") must divide nhead (" + std::to_string(c.nhead) + "), or be 0 for one per head");
   return c;
 }
 
@@ -52,8 +55,11 @@ TransformerSeq2Seq::TransformerSeq2Seq(const TransformerConfig& cfg, Generator& 
       src_embed(cfg.src_vocab, cfg.d_model, data::Vocab::pad_id, gen),
       tgt_embed(cfg.tgt_vocab, cfg.d_model, data::Vocab::pad_id, gen),
       dropout(cfg.dropout, gen),
-      transformer(cfg.d_model, cfg.nhead, cfg.num_encoder_layers, cfg.num_decoder_layers, cfg.dim_feedforward,
-                  cfg.dropout, cfg.activation, 1e-5, cfg.norm_first, gen) {
+      transformer(cfg.d_model, cfg.nhead, nn::GroupedQuery{cfg.num_kv_heads ? cfg.num_kv_heads : cfg.nhead},
+                  cfg.num_encoder_layers, cfg.num_decoder_layers, cfg.dim_feedforward, cfg.dropout, cfg.activation,
+                  1e-5, cfg.norm_first, gen) {
+  for (std::size_t l = 0; l < transformer.decoder.layers.size(); ++l)
+    transformer.decoder.layers[l].self_attn.window = cfg.window;
   init_embedding(src_embed, cfg.d_model, gen);
   init_embedding(tgt_embed, cfg.d_model, gen);
   register_module("src_embed", src_embed);
@@ -245,6 +251,8 @@ std::string TransformerSeq2Seq::extra_repr() const {
      << ", norm_first=" << (config.norm_first ? "true" : "false")
      << ", positions=" << (config.learned_positions ? "learned" : "sinusoidal")
      << ", tie_weights=" << (config.tie_weights ? "true" : "false");
+  if (config.num_kv_heads) os << ", num_kv_heads=" << config.num_kv_heads;
+  if (config.window) os << ", window=" << config.window;
   return os.str();
 }
 

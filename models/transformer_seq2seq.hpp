@@ -22,8 +22,9 @@
 //   model.last_attention().at("decoder.1.cross");               // [B, H, T, S]
 //
 // Decoding (greedy_decode, beam_search) calls start() once, then step() with the
-// prefix so far: step() runs the decoder again over the whole prefix (simple, not
-// fast) against the encoder's memory kept in the DecoderState.
+// prefix so far: step() runs only the newest token through the decoder, against the
+// keys and values of the earlier ones cached in the DecoderState (use_kv_cache), and
+// the cross-attention's keys and values of the encoder's memory, made once.
 #pragma once
 
 #include "../nn/attention/positional.hpp"
@@ -49,6 +50,13 @@ struct TransformerConfig {
   bool learned_positions = false;            // sinusoidal (the paper) or one learned vector per position
   std::size_t max_len = 512;                 // longest sequence the positional encoding covers
   bool tie_weights = false;                  // output layer = target embedding (needs nothing else)
+  // Decoding fast (chapter 14). The decoder's key-value heads: 0 keeps one per head (nhead),
+  // 1 is multi-query attention, a divisor of nhead in between grouped-query attention; it
+  // applies to the decoder's self- and cross-attention (nn::Transformer's GroupedQuery).
+  std::size_t num_kv_heads = 0;
+  // A sliding window on the decoder's self-attention: position i sees positions i - window + 1
+  // .. i only, and the cache keeps the last `window` (0: no window, the whole prefix).
+  std::size_t window = 0;
 
   // The paper's base model: 6 + 6 layers, d_model 512, 8 heads, ff 2048, dropout 0.1.
   static TransformerConfig paper(std::size_t src_vocab, std::size_t tgt_vocab);

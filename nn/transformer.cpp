@@ -11,13 +11,19 @@ namespace attn::nn {
 Transformer::Transformer(std::size_t d_model, std::size_t nhead, std::size_t num_encoder_layers,
                          std::size_t num_decoder_layers, std::size_t dim_feedforward, double dropout,
                          Activation activation, double layer_norm_eps, bool norm_first, Generator& gen)
+    : Transformer(d_model, nhead, GroupedQuery{nhead}, num_encoder_layers, num_decoder_layers, dim_feedforward,
+                  dropout, activation, layer_norm_eps, norm_first, gen) {}
+
+Transformer::Transformer(std::size_t d_model, std::size_t nhead, GroupedQuery decoder_grouped,
+                         std::size_t num_encoder_layers, std::size_t num_decoder_layers, std::size_t dim_feedforward,
+                         double dropout, Activation activation, double layer_norm_eps, bool norm_first, Generator& gen)
     : Module("Transformer"), d_model(d_model), nhead(nhead),
       // Each stack copies a prototype layer, then gets a final LayerNorm, as PyTorch.
       encoder(TransformerEncoderLayer(d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps,
                                       norm_first, gen),
               num_encoder_layers, /*norm=*/true, gen),
-      decoder(TransformerDecoderLayer(d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps,
-                                      norm_first, gen),
+      decoder(TransformerDecoderLayer(d_model, nhead, decoder_grouped, dim_feedforward, dropout, activation,
+                                      layer_norm_eps, norm_first, gen),
               num_decoder_layers, /*norm=*/true, gen) {
   register_module("encoder", encoder);
   register_module("decoder", decoder);

@@ -30,6 +30,14 @@ class Transformer : public Module {
                        std::size_t num_decoder_layers = 6, std::size_t dim_feedforward = 2048, double dropout = 0.1,
                        Activation activation = Activation::ReLU, double layer_norm_eps = 1e-5,
                        bool norm_first = false, Generator& gen = default_generator());
+  // Grouped-query attention in the decoder's self- and cross-attention (multihead.hpp's
+  // GroupedQuery; 1 key-value head is multi-query attention), the encoder's heads left whole:
+  // the decoder's attention is what decoding reads from its caches, token after token
+  // (Ainslie et al. 2023 group the decoder's attentions only, for that reason).
+  Transformer(std::size_t d_model, std::size_t nhead, GroupedQuery decoder_grouped, std::size_t num_encoder_layers = 6,
+              std::size_t num_decoder_layers = 6, std::size_t dim_feedforward = 2048, double dropout = 0.1,
+              Activation activation = Activation::ReLU, double layer_norm_eps = 1e-5, bool norm_first = false,
+              Generator& gen = default_generator());
 
   // src [B, S, d_model], tgt [B, T, d_model] -> [B, T, d_model]. Masks (true = may
   // not be attended): src_mask [S, S], tgt_mask [T, T], memory_mask [T, S],

@@ -29,6 +29,12 @@ class TransformerDecoderLayer : public Module {
                           double dropout = 0.1, Activation activation = Activation::ReLU,
                           double layer_norm_eps = 1e-5, bool norm_first = false,
                           Generator& gen = default_generator());
+  // Grouped-query attention (multihead.hpp) in both its attentions (self and cross): grouped.num_kv_heads
+  // key-value heads, 1 for multi-query attention.
+  TransformerDecoderLayer(std::size_t d_model, std::size_t nhead, GroupedQuery grouped,
+                          std::size_t dim_feedforward = 2048, double dropout = 0.1,
+                          Activation activation = Activation::ReLU, double layer_norm_eps = 1e-5,
+                          bool norm_first = false, Generator& gen = default_generator());
 
   // tgt [B, T, d_model], memory [B, S, d_model] -> [B, T, d_model].
   Tensor forward(const Tensor& tgt, const Tensor& memory, const std::optional<Mask>& tgt_mask = std::nullopt,

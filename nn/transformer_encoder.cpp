@@ -9,9 +9,15 @@ namespace attn::nn {
 TransformerEncoderLayer::TransformerEncoderLayer(std::size_t d_model, std::size_t nhead, std::size_t dim_feedforward,
                                                  double dropout, Activation activation, double layer_norm_eps,
                                                  bool norm_first, Generator& gen)
+    : TransformerEncoderLayer(d_model, nhead, GroupedQuery{nhead}, dim_feedforward, dropout, activation,
+                              layer_norm_eps, norm_first, gen) {}
+
+TransformerEncoderLayer::TransformerEncoderLayer(std::size_t d_model, std::size_t nhead, GroupedQuery grouped,
+                                                 std::size_t dim_feedforward, double dropout, Activation activation,
+                                                 double layer_norm_eps, bool norm_first, Generator& gen)
     : Module("TransformerEncoderLayer"), d_model(d_model), nhead(nhead), dim_feedforward(dim_feedforward),
       dropout_p(dropout), layer_norm_eps(layer_norm_eps), activation(activation), norm_first(norm_first),
-      self_attn(d_model, nhead, dropout, true, gen),
+      self_attn(d_model, nhead, grouped, dropout, true, gen),
       linear1(d_model, dim_feedforward, true, gen),
       dropout(dropout, gen),
       linear2(dim_feedforward, d_model, true, gen),

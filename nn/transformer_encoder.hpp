@@ -43,6 +43,12 @@ class TransformerEncoderLayer : public Module {
                           double dropout = 0.1, Activation activation = Activation::ReLU,
                           double layer_norm_eps = 1e-5, bool norm_first = false,
                           Generator& gen = default_generator());
+  // Grouped-query attention (multihead.hpp) in its self-attention: grouped.num_kv_heads
+  // key-value heads, 1 for multi-query attention.
+  TransformerEncoderLayer(std::size_t d_model, std::size_t nhead, GroupedQuery grouped,
+                          std::size_t dim_feedforward = 2048, double dropout = 0.1,
+                          Activation activation = Activation::ReLU, double layer_norm_eps = 1e-5,
+                          bool norm_first = false, Generator& gen = default_generator());
 
   // src [B, T, d_model] -> [B, T, d_model].
   Tensor forward(const Tensor& src, const std::optional<Mask>& src_mask = std::nullopt,

@@ -2,12 +2,14 @@
 // and TransformerDecoder): num_layers copies of one layer ("layers.0", "layers.1",
 // ...) and an optional final LayerNorm ("norm"; pre-norm stacks need it, since
 // their last layer's output is not normalized). As PyTorch's deepcopy, every
-// layer starts as an exact copy of the given layer (same settings and weights);
+// layer starts as an exact copy of the given layer (same settings, key-value
+// heads, self-attention window and weights);
 // `gen` drives the copies' dropout. The given layer is not part of the stack.
 #pragma once
 
 #include "../core/random.hpp"
 #include "activation.hpp"
+#include "attention/multihead.hpp"
 #include "layer_norm.hpp"
 #include "module_list.hpp"
 
@@ -44,9 +46,13 @@ class TransformerStack : public Module {
   TransformerStack(const char* name, const Layer& layer, std::size_t num_layers, bool norm, Generator& gen)
       : Module(name), num_layers(num_layers) {
     for (std::size_t i = 0; i < num_layers; ++i) {
-      Layer& copy = layers.emplace_back(layer.d_model, layer.nhead, layer.dim_feedforward, layer.dropout_p,
-                                        layer.activation, layer.layer_norm_eps, layer.norm_first, gen);
+      Layer& copy = layers.emplace_back(layer.d_model, layer.nhead, GroupedQuery{layer.self_attn.num_kv_heads},
+                                        layer.dim_feedforward, layer.dropout_p, layer.activation,
+                                        layer.layer_norm_eps, layer.norm_first, gen);
       detail::copy_parameters(layer, copy);
+      // The attention's switches that are not constructor arguments.
+      copy.self_attn.window = layer.self_attn.window;
+      copy.self_attn.use_flash_attention = layer.self_attn.use_flash_attention;
       copy.train(layer.is_training());
     }
     register_module("layers", layers);

@@ -2,6 +2,7 @@
 """Reference results: held-out BLEU against minutes of training, through the command line.
 
     tools/reference_results.py run --model bahdanau [--budgets 5,15,45]
+    tools/reference_results.py variants [--steps N]
     tools/reference_results.py show
 
 `run` trains one model of RECIPES on the pinned English-French corpus (tools/pinned_corpus.py)
@@ -12,6 +13,11 @@ the weights of an uninterrupted one, so each row is one `attn train` command). E
 scored by `attn eval` greedily and with beam search (beam 4, GNMT length penalty 0.6); the
 BLEU is NLTK's corpus_bleu over the words. The minutes are training steps only: evaluations,
 checkpoints and building the vocabulary are not counted (`attn train` prints them).
+
+`variants` trains the Transformer's recipe again with each of VARIANTS' settings (grouped-query
+and multi-query attention, a sliding window on the decoder's self-attention) for one number of
+steps, the Transformer's 5-minute row's unless --steps says otherwise, and scores each as above:
+chapter 14 reads them as "decoding" rows.
 
 Every row goes into docs/reference-results.json as soon as it is measured, with the command
 that reproduces it. Chapter 10 reads that file, draws BLEU against minutes and publishes the
@@ -34,7 +40,7 @@ sys.path.insert(0, os.path.join(ROOT, "tools"))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 from pinned_corpus import sha256_file  # noqa: E402
 import run as bench_run  # noqa: E402
-ATTN = os.path.join(ROOT, "build", "cli", "attn")
+ATTN = os.environ.get("ATTN_BIN", os.path.join(ROOT, "build", "cli", "attn"))  # ATTN_BIN: another build's attn
 RESULTS = os.path.join(ROOT, "docs", "reference-results.json")
 CORPUS = "en-fr.tsv"  # made by: attn corpus gettext --lang fr --locale-dir locale --out en-fr.tsv
 
@@ -53,6 +59,17 @@ RECIPES = {
                     "--warmup", "1000", "--label-smoothing", "0.1"],
 }
 BEAM = ["--beam", "4", "--length-penalty", "0.6"]
+
+# Chapter 14's variants of the Transformer's recipe: the decoder's key-value heads (of 4) and its
+# self-attention window; "mha" is the recipe as it is, trained again in the same run.
+VARIANTS = {
+    "mha": [],
+    "gqa-2": ["--set", "num_kv_heads=2"],
+    "mqa": ["--set", "num_kv_heads=1"],
+    "window-1": ["--set", "window=1"],
+    "window-2": ["--set", "window=2"],
+    "window-4": ["--set", "window=4"],
+}
 
 
 def attn(args, cwd, env=None):
@@ -126,14 +143,20 @@ def split(args):
     print("%d training pairs, %d held out" % (results["train_pairs"], results["test_pairs"]))
 
 
-def run(args):
-    work = os.path.abspath(args.work)
+def checked_corpus(work):
+    """The corpus in `work`, checked to be the pinned one; exits saying how to make it when missing."""
     corpus = os.path.join(work, CORPUS)
     if not os.path.exists(corpus):
         sys.exit("%s: missing; make it with: attn corpus gettext --lang fr --locale-dir locale --out %s"
                  % (corpus, corpus))
     subprocess.run([os.path.join(ROOT, "tools", "pinned_corpus.py"), "check-corpus", corpus, "--lang", "fr"],
                    check=True)
+    return corpus
+
+
+def run(args):
+    work = os.path.abspath(args.work)
+    corpus = checked_corpus(work)
     env = dict(os.environ, ATTN_NUM_THREADS=str(args.threads), OPENBLAS_NUM_THREADS="1")
     recipe = ["train"] + RECIPES[args.model] + COMMON
     run_dir = os.path.join(work, args.model)
@@ -244,6 +267,43 @@ def torch_row(args):
               % (info["seconds"] / 60, info["steps"], greedy, beam), flush=True)
 
 
+def variants(args):
+    work = os.path.abspath(args.work)
+    checked_corpus(work)
+    results = load()
+    steps = args.steps
+    if steps == 0:
+        rows = [r for r in results["rows"] if r["model"] == "transformer" and r["minutes_budget"] == 5]
+        if not rows:
+            sys.exit("variants: no 5-minute Transformer row to take the steps from; give --steps")
+        steps = rows[0]["steps"]
+    env = dict(os.environ, ATTN_NUM_THREADS=str(args.threads), OPENBLAS_NUM_THREADS="1")
+    names = args.only.split(",") if args.only else list(VARIANTS)
+    for name in names:
+        if name not in VARIANTS:
+            sys.exit("variants: unknown variant %r (known: %s)" % (name, ", ".join(VARIANTS)))
+        run_dir = os.path.join(work, "decoding-" + name)
+        args_train = ["train"] + RECIPES["transformer"] + VARIANTS[name] + COMMON + ["--steps", str(steps),
+                                                                                     "--out", run_dir]
+        if os.path.exists(run_dir):
+            sys.exit("%s exists: remove it to measure again" % run_dir)
+        n, seconds = trained(attn(args_train, work, env))
+        greedy = bleu(attn(["eval", "--checkpoint", run_dir], work, env))
+        beam = bleu(attn(["eval", "--checkpoint", run_dir] + BEAM, work, env))
+        with open(os.path.join(run_dir, "checkpoint", "config.json")) as f:
+            model = json.load(f)["model"]
+        row = {"variant": name, "num_kv_heads": model.get("num_kv_heads", model["nhead"]), "nhead": model["nhead"],
+               "window": model.get("window", 0), "steps": n, "train_seconds": round(seconds, 1),
+               "threads": args.threads, "bleu_greedy": greedy, "bleu_beam": beam,
+               "command": " ".join(shlex.quote(a) for a in ["attn"] + args_train[:-1] + ["runs/decoding-" + name]),
+               "measured": datetime.date.today().isoformat()}
+        results = load()  # another run may have written rows meanwhile
+        results["decoding"] = [r for r in results.get("decoding", []) if r["variant"] != name] + [row]
+        results["decoding"].sort(key=lambda r: list(VARIANTS).index(r["variant"]))
+        save(results)
+        print("%s: %d steps in %.0f s, BLEU %.2f greedy, %.2f beam" % (name, n, seconds, greedy, beam), flush=True)
+
+
 def show(_):
     results = load()
     print("| model | minutes | steps | BLEU greedy | BLEU beam |")
@@ -251,6 +311,12 @@ def show(_):
     for r in results["rows"]:
         print("| %s | %.1f | %d | %.2f | %.2f |" % (r["model"], r["train_minutes"], r["steps"], r["bleu_greedy"],
                                                   r["bleu_beam"]))
+    if results.get("decoding"):
+        print("\n| decoding variant | kv heads | window | steps | BLEU greedy | BLEU beam |")
+        print("|---|---|---|---|---|---|")
+        for r in results["decoding"]:
+            print("| %s | %d | %d | %d | %.2f | %.2f |" % (r["variant"], r["num_kv_heads"], r["window"], r["steps"],
+                                                         r["bleu_greedy"], r["bleu_beam"]))
 
 
 def main():
@@ -272,6 +338,12 @@ def main():
     q = sub.add_parser("split", help="record how many pairs the reference runs train and test on")
     q.add_argument("--work", default="/tmp/attn-reference", help="holds en-fr.tsv (as for run)")
     q.set_defaults(func=split)
+    v = sub.add_parser("variants", help="the Transformer's recipe with grouped-query, multi-query and windowed decoders")
+    v.add_argument("--steps", type=int, default=0, help="training steps of every variant (default: the 5-minute row's)")
+    v.add_argument("--only", default="", help="comma-separated variants (default: all of VARIANTS)")
+    v.add_argument("--work", default="/tmp/attn-reference", help="holds en-fr.tsv (as for run)")
+    v.add_argument("--threads", type=int, default=1, help="ATTN_NUM_THREADS (default 1)")
+    v.set_defaults(func=variants)
     s = sub.add_parser("show", help="print the table")
     s.set_defaults(func=show)
     args = ap.parse_args()

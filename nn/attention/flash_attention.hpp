@@ -15,10 +15,11 @@
 // differentiates (each block's weights are then kept for backward: same values and gradients,
 // to rounding, but not the memory). Returns no weights: that is the point.
 //
-// Masks follow masks.hpp (true = may not be attended), in the forms that cost no [Tq, Tk]
-// memory beyond what the caller holds: key_padding_mask [B, Tk] (B = query's first dim; the same
-// for every head), attn_mask [Tq, Tk] (the same for every sequence and head), and is_causal
-// (query i sees keys 0..i, PyTorch's is_causal). A query with every key blocked gets 0.
+// Masks follow masks.hpp (true = may not be attended), in the forms that are never widened to
+// one per sequence and head: key_padding_mask [B, Tk] (B = query's first dim; the same for every
+// head), attn_mask [Tq, Tk] (the same for every sequence and head; backward keeps a copy, Tq * Tk
+// bytes), and is_causal (query i sees keys 0..i, PyTorch's is_causal), which costs no memory.
+// A query with every key blocked gets 0.
 // No dropout on the weights: use scaled_dot_product_attention to train with attention dropout.
 #pragma once
 

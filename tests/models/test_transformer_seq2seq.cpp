@@ -232,3 +232,96 @@ TEST_CASE("TransformerSeq2Seq trains in float32") {
   CHECK(model.tgt_embed.weight.grad().defined());
   CHECK(model.transformer.encoder.layers[0].linear1.weight.grad().dtype() == attn::Dtype::Float32);
 }
+
+namespace {
+
+// d_model 8, 4 heads of 2; the decoder's key-value heads and self-attention window as given.
+models::TransformerConfig grouped(std::size_t num_kv_heads, std::size_t window) {
+  models::TransformerConfig c = tiny(false, false, false);
+  c.d_model = 8;
+  c.nhead = 4;
+  c.num_kv_heads = num_kv_heads;
+  c.window = window;
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("TransformerSeq2Seq: grouped-query and multi-query decoders, the encoder's heads left whole") {
+  for (std::size_t kv : {2, 1}) {
+    CAPTURE(kv);
+    attn::manual_seed(3);
+    models::TransformerSeq2Seq model(grouped(kv, 0));
+    std::map<std::string, Tensor> params;
+    for (const auto& [name, p] : model.named_parameters()) params[name] = p;
+    // Decoder: queries 8 rows, then kv heads x 2 rows for keys and as many for values.
+    for (const char* attention : {"self_attn", "multihead_attn"})
+      CHECK(params.at(std::string("transformer.decoder.layers.1.") + attention + ".in_proj_weight").shape() ==
+            attn::Shape{8 + 2 * kv * 2, 8});
+    CHECK(params.at("transformer.encoder.layers.0.self_attn.in_proj_weight").shape() == attn::Shape{24, 8});
+    CHECK(model.transformer.decoder.layers[1].self_attn.num_kv_heads == kv);
+    model.eval();
+    models::DecoderState state = model.start(kSrc, kLengths);
+    model.step(state, Index{{1, 5}, {1, 6}});
+    CHECK(state.tensors.at("kv.1.self.key").shape() == attn::Shape{2, kv, 2, 2});   // [B, H_kv, t, d]
+    CHECK(state.tensors.at("kv.1.cross.key").shape() == attn::Shape{2, kv, 3, 2});  // [B, H_kv, S, d]
+  }
+  auto config = attn::models::default_model_config("transformer");
+  config["num_kv_heads"] = 2;
+  config["window"] = 3;
+  auto made = attn::models::make_model(config, 9, 9);
+  auto& t = dynamic_cast<models::TransformerSeq2Seq&>(*made);
+  CHECK(t.config.num_kv_heads == 2);
+  CHECK(t.transformer.decoder.layers[0].self_attn.num_kv_heads == 2);
+  CHECK(t.transformer.decoder.layers[1].self_attn.window == 3);
+  CHECK(t.transformer.encoder.layers[0].self_attn.window == 0);
+  // A stack's layers are copies of its prototype: key-value heads and window included.
+  nn::TransformerDecoderLayer proto(8, 4, nn::GroupedQuery{2}, 16, 0.0);
+  proto.self_attn.window = 3;
+  nn::TransformerDecoder stack(proto, 2);
+  CHECK(stack.layers[1].self_attn.window == 3);
+  CHECK(stack.layers[1].multihead_attn.num_kv_heads == 2);
+  models::TransformerConfig bad = grouped(3, 0);
+  CHECK_THROWS_WITH_SUBSTR(models::TransformerSeq2Seq{bad}, attn::ValueError, "num_kv_heads (3) must divide nhead (4)");
+}
+
+TEST_CASE("TransformerSeq2Seq with multi-query attention and a window passes gradcheck") {
+  attn::manual_seed(4);
+  models::TransformerSeq2Seq model(grouped(1, 2));
+  CHECK_GRADCHECK([&](const Inputs&) { return model.forward(kSrc, kLengths, kTgtIn); }, model.parameters());
+}
+
+TEST_CASE("TransformerSeq2Seq: grouped and windowed decoders step with the cache as without it") {
+  for (const auto& [kv, window] : std::vector<std::pair<std::size_t, std::size_t>>{{2, 0}, {1, 2}, {4, 3}}) {
+    CAPTURE(kv);
+    CAPTURE(window);
+    attn::manual_seed(6);
+    models::TransformerSeq2Seq model(grouped(kv, window));
+    model.eval();
+    Index tgt = {{1, 5, 4, 6, 5, 4}, {1, 6, 6, 4, 4, 5}};
+    models::DecoderState cached = model.start(kSrc, kLengths), plain = model.start(kSrc, kLengths);
+    for (std::size_t t = 0; t < 6; ++t) {
+      CAPTURE(t);
+      Index prefix = xt::view(tgt, xt::all(), xt::range(0, t + 1));
+      model.use_kv_cache = true;
+      auto with = model.step(cached, prefix).to_array();
+      model.use_kv_cache = false;
+      CHECK(xt::allclose(with, model.step(plain, prefix).to_array(), 0.0, 1e-12));
+      // The cache holds the last `window` positions at most.
+      const std::size_t kept = window ? std::min(t + 1, window) : t + 1;
+      CHECK(cached.tensors.at("kv.0.self.key").shape() == attn::Shape{2, kv, kept, 2});
+    }
+  }
+}
+
+TEST_CASE("TransformerSeq2Seq: with a window W, L decoder layers see the last L (W - 1) + 1 positions") {
+  // Two decoder layers, W = 2: position 4's logits read positions 2..4, not 0 or 1.
+  attn::manual_seed(5);
+  models::TransformerSeq2Seq model(grouped(4, 2));
+  model.eval();
+  const Index a = {{1, 5, 4, 6, 5}, {1, 6, 6, 4, 4}}, far = {{1, 6, 4, 6, 5}, {1, 4, 6, 4, 4}},
+              near = {{1, 5, 6, 6, 5}, {1, 6, 5, 4, 4}};
+  auto last = [&](const Index& tgt) { return xt::eval(xt::view(model.forward(kSrc, kLengths, tgt).to_array(), xt::all(), 4)); };
+  CHECK(xt::allclose(last(a), last(far), 0.0, 1e-14));  // position 1 changed: out of reach
+  CHECK(xt::amax(xt::abs(last(a) - last(near)))() > 1e-6);  // position 2 changed: within reach
+}
