@@ -95,6 +95,12 @@ def bleu(output):
     return float(m.group(1))
 
 
+def scores(checkpoint, work, env):
+    """Held-out BLEU of a checkpoint, greedy and with beam search (BEAM), by `attn eval`."""
+    return (bleu(attn(["eval", "--checkpoint", checkpoint], work, env)),
+            bleu(attn(["eval", "--checkpoint", checkpoint] + BEAM, work, env)))
+
+
 def machine():
     """The CPU as /proc/cpuinfo names it, its cores, and the system (bench/run.py's, as a record)."""
     cpu, cores, system = bench_run.machine().split(", ", 2)
@@ -208,8 +214,7 @@ def run(args):
         done_steps, done_seconds = target, done_seconds + seconds
         pace = done_steps / done_seconds  # the whole run's pace sets the next budget's steps
         started = time.time()
-        greedy = bleu(attn(["eval", "--checkpoint", run_dir], work, env))
-        beam = bleu(attn(["eval", "--checkpoint", run_dir] + BEAM, work, env))
+        greedy, beam = scores(run_dir, work, env)
         row = {"model": args.model, "minutes_budget": budget, "steps": done_steps,
                "train_minutes": round(done_seconds / 60, 2), "train_seconds": round(done_seconds, 1),
                "bleu_greedy": greedy, "bleu_beam": beam,
@@ -250,8 +255,7 @@ def torch_row(args):
         folder = out if budget == budgets[-1] else "%s.%gmin" % (out, budget)
         with open(os.path.join(folder, "torch_run.json")) as f:
             info = json.load(f)
-        greedy = bleu(attn(["eval", "--checkpoint", folder], work, env))
-        beam = bleu(attn(["eval", "--checkpoint", folder] + BEAM, work, env))
+        greedy, beam = scores(folder, work, env)
         row = {"model": "bahdanau-pytorch", "minutes_budget": budget, "steps": info["steps"],
                "train_minutes": round(info["seconds"] / 60, 2), "train_seconds": round(info["seconds"], 1),
                "bleu_greedy": greedy, "bleu_beam": beam, "threads": args.threads,
@@ -279,17 +283,17 @@ def variants(args):
         steps = rows[0]["steps"]
     env = dict(os.environ, ATTN_NUM_THREADS=str(args.threads), OPENBLAS_NUM_THREADS="1")
     names = args.only.split(",") if args.only else list(VARIANTS)
+    unknown = [n for n in names if n not in VARIANTS]
+    if unknown:  # before any training, not after the variants named ahead of it
+        sys.exit("variants: unknown variant(s) %s (known: %s)" % (", ".join(unknown), ", ".join(VARIANTS)))
     for name in names:
-        if name not in VARIANTS:
-            sys.exit("variants: unknown variant %r (known: %s)" % (name, ", ".join(VARIANTS)))
         run_dir = os.path.join(work, "decoding-" + name)
         args_train = ["train"] + RECIPES["transformer"] + VARIANTS[name] + COMMON + ["--steps", str(steps),
                                                                                      "--out", run_dir]
         if os.path.exists(run_dir):
             sys.exit("%s exists: remove it to measure again" % run_dir)
         n, seconds = trained(attn(args_train, work, env))
-        greedy = bleu(attn(["eval", "--checkpoint", run_dir], work, env))
-        beam = bleu(attn(["eval", "--checkpoint", run_dir] + BEAM, work, env))
+        greedy, beam = scores(run_dir, work, env)
         with open(os.path.join(run_dir, "checkpoint", "config.json")) as f:
             model = json.load(f)["model"]
         row = {"variant": name, "num_kv_heads": model.get("num_kv_heads", model["nhead"]), "nhead": model["nhead"],
