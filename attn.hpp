@@ -17,6 +17,7 @@
 #include "core/backend/profiler.hpp"
 
 #include "nn/activation.hpp"
+#include "nn/attention/alibi.hpp"
 #include "nn/attention/attention.hpp"
 #include "nn/attention/convolutional.hpp"
 #include "nn/attention/flash_attention.hpp"
@@ -25,6 +26,7 @@
 #include "nn/attention/masks.hpp"
 #include "nn/attention/multihead.hpp"
 #include "nn/attention/positional.hpp"
+#include "nn/attention/rotary.hpp"
 #include "nn/attention/score.hpp"
 #include "nn/attention/self_attention.hpp"
 #include "nn/conv.hpp"

@@ -132,7 +132,15 @@ json transformer_fields(const json& in, TransformerConfig& c) {
   f.read("tie_weights", c.tie_weights);
   f.read("num_kv_heads", c.num_kv_heads);
   f.read("window", c.window);
+  f.read("add_positions", c.add_positions);
+  std::string attention_position = "none";
+  f.read("attention_position", attention_position);
   f.check_unknown();
+  if (attention_position == "rotary") c.attention_position = nn::AttentionPosition::Rotary;
+  else if (attention_position == "alibi") c.attention_position = nn::AttentionPosition::ALiBi;
+  else if (attention_position != "none")
+    throw ValueError("model config of 'transformer': attention_position must be none, rotary or alibi, got '" +
+                     attention_position + "'");
   c.activation = nn::activation_from_name(activation);
   json out = {{"model", "transformer"},
           {"d_model", c.d_model},
@@ -149,6 +157,8 @@ json transformer_fields(const json& in, TransformerConfig& c) {
   // Written only when set: older configs stay as they were.
   if (c.num_kv_heads) out["num_kv_heads"] = c.num_kv_heads;
   if (c.window) out["window"] = c.window;
+  if (!c.add_positions) out["add_positions"] = false;
+  if (attention_position != "none") out["attention_position"] = attention_position;
   return out;
 }
 

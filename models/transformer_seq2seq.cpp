@@ -58,13 +58,19 @@ TransformerSeq2Seq::TransformerSeq2Seq(const TransformerConfig& cfg, Generator& 
       transformer(cfg.d_model, cfg.nhead, nn::GroupedQuery{cfg.num_kv_heads ? cfg.num_kv_heads : cfg.nhead},
                   cfg.num_encoder_layers, cfg.num_decoder_layers, cfg.dim_feedforward, cfg.dropout, cfg.activation,
                   1e-5, cfg.norm_first, gen) {
-  for (std::size_t l = 0; l < transformer.decoder.layers.size(); ++l)
+  for (std::size_t l = 0; l < transformer.decoder.layers.size(); ++l) {
     transformer.decoder.layers[l].self_attn.window = cfg.window;
+    transformer.decoder.layers[l].self_attn.position = cfg.attention_position;
+  }
+  for (std::size_t l = 0; l < transformer.encoder.layers.size(); ++l)
+    transformer.encoder.layers[l].self_attn.position = cfg.attention_position;
   init_embedding(src_embed, cfg.d_model, gen);
   init_embedding(tgt_embed, cfg.d_model, gen);
   register_module("src_embed", src_embed);
   register_module("tgt_embed", tgt_embed);
-  if (cfg.learned_positions) {
+  if (!cfg.add_positions) {
+    // No added encoding: positions come from the attention (attention_position), or not at all.
+  } else if (cfg.learned_positions) {
     learned = std::make_unique<nn::LearnedPositionalEncoding>(cfg.max_len, cfg.d_model, gen);
     register_module("positions", *learned);
   } else {
@@ -80,7 +86,9 @@ TransformerSeq2Seq::TransformerSeq2Seq(const TransformerConfig& cfg, Generator& 
 }
 
 Tensor TransformerSeq2Seq::add_positions(const Tensor& x, std::size_t offset) {
-  return learned ? (*learned)(x, offset) : (*sinusoidal)(x, offset);  // [B, T, D] + P[offset : offset + T]
+  if (learned) return (*learned)(x, offset);  // [B, T, D] + P[offset : offset + T]
+  if (sinusoidal) return (*sinusoidal)(x, offset);
+  return x;
 }
 
 Tensor TransformerSeq2Seq::embed_source(const Index& src) {
@@ -249,10 +257,12 @@ std::string TransformerSeq2Seq::extra_repr() const {
      << ", nhead=" << config.nhead << ", layers=" << config.num_encoder_layers << "+" << config.num_decoder_layers
      << ", dim_feedforward=" << config.dim_feedforward << ", dropout=" << config.dropout
      << ", norm_first=" << (config.norm_first ? "true" : "false")
-     << ", positions=" << (config.learned_positions ? "learned" : "sinusoidal")
+     << ", positions=" << (!config.add_positions ? "none" : config.learned_positions ? "learned" : "sinusoidal")
      << ", tie_weights=" << (config.tie_weights ? "true" : "false");
   if (config.num_kv_heads) os << ", num_kv_heads=" << config.num_kv_heads;
   if (config.window) os << ", window=" << config.window;
+  if (config.attention_position == nn::AttentionPosition::Rotary) os << ", attention_position=rotary";
+  if (config.attention_position == nn::AttentionPosition::ALiBi) os << ", attention_position=alibi";
   return os.str();
 }
 

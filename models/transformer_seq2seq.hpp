@@ -48,6 +48,11 @@ struct TransformerConfig {
   nn::Activation activation = nn::Activation::ReLU;
   bool norm_first = false;                   // post-norm (the paper) or pre-norm
   bool learned_positions = false;            // sinusoidal (the paper) or one learned vector per position
+  bool add_positions = true;                 // false: no encoding added to the embeddings (with rotary or ALiBi)
+  // Positions inside every self-attention layer, the encoder's and the decoder's (chapter 15): rotary
+  // embeddings of queries and keys, or ALiBi's distance penalties; None by default. Usually with
+  // add_positions = false, so that the attention's positions are the only ones.
+  nn::AttentionPosition attention_position = nn::AttentionPosition::None;
   std::size_t max_len = 512;                 // longest sequence the positional encoding covers
   bool tie_weights = false;                  // output layer = target embedding (needs nothing else)
   // Decoding fast (chapter 14). The decoder's key-value heads: 0 keeps one per head (nhead),

@@ -53,6 +53,8 @@ class TransformerStack : public Module {
       // The attention's switches that are not constructor arguments.
       copy.self_attn.window = layer.self_attn.window;
       copy.self_attn.use_flash_attention = layer.self_attn.use_flash_attention;
+      copy.self_attn.position = layer.self_attn.position;
+      copy.self_attn.rotary_base = layer.self_attn.rotary_base;
       copy.train(layer.is_training());
     }
     register_module("layers", layers);

@@ -10,6 +10,12 @@ namespace attn::nn {
 AttentionOutput scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
                                              const std::optional<Mask>& mask, double dropout_p, bool training,
                                              Generator& gen) {
+  return scaled_dot_product_attention(query, key, value, Tensor(), mask, dropout_p, training, gen);
+}
+
+AttentionOutput scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
+                                             const Tensor& attn_bias, const std::optional<Mask>& mask,
+                                             double dropout_p, bool training, Generator& gen) {
   const std::string op = "scaled_dot_product_attention";
   if (!query.defined() || !key.defined() || !value.defined()) throw ValueError(op + ": an input is undefined");
   const Shape q = query.shape(), k = key.shape(), v = value.shape();
@@ -20,6 +26,7 @@ AttentionOutput scaled_dot_product_attention(const Tensor& query, const Tensor& 
   const long n = static_cast<long>(q.size());
   Tensor scores = matmul(query, transpose(key, n - 2, n - 1));       // [..., Tq, D] x [..., D, Tk] -> [..., Tq, Tk]
   scores = scores / std::sqrt(static_cast<double>(q.back()));
+  if (attn_bias.defined()) scores = scores + attn_bias;              // broadcast: [H, Tq, Tk] for ALiBi
   Tensor weights = masked_softmax(scores, mask, -1);                 // [..., Tq, Tk]
   if (dropout_p > 0.0 && training) weights = dropout(weights, dropout_p, true, gen);
   Tensor context = matmul(weights, value);                           // [..., Tq, Tk] x [..., Tk, Dv] -> [..., Tq, Dv]

@@ -38,6 +38,14 @@ AttentionOutput scaled_dot_product_attention(const Tensor& query, const Tensor& 
                                              double dropout_p = 0.0, bool training = false,
                                              Generator& gen = default_generator());
 
+// The same with an additive bias on the scaled scores before the softmax (ALiBi's distance
+// penalties, alibi.hpp): softmax(Q K^T / sqrt(D) + attn_bias) V, attn_bias broadcasting against the
+// scores [..., Tq, Tk]. (PyTorch passes it as a float attn_mask to its scaled_dot_product_attention.)
+AttentionOutput scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
+                                             const Tensor& attn_bias, const std::optional<Mask>& mask = std::nullopt,
+                                             double dropout_p = 0.0, bool training = false,
+                                             Generator& gen = default_generator());
+
 // Attention with any score function (score.hpp): the course's chapters 2 and 3.
 class Attention : public Module {
  public:

@@ -1,6 +1,8 @@
 #include "multihead.hpp"
 
+#include "alibi.hpp"
 #include "flash_attention.hpp"
+#include "rotary.hpp"
 
 #include "../init.hpp"
 
@@ -107,7 +109,7 @@ MultiheadAttentionOutput MultiheadAttention::forward(const Tensor& query, const 
                         average_attn_weights, is_causal);
 }
 
-KVCache MultiheadAttention::project_kv(const Tensor& key, const Tensor& value) {
+KVCache MultiheadAttention::project_kv(const Tensor& key, const Tensor& value, std::size_t start) {
   const std::size_t E = embed_dim;
   if (!key.defined() || !value.defined() || key.dim() != 3 || value.dim() != 3 || key.size(-1) != E ||
       value.size(-1) != E || key.size(0) != value.size(0) || key.size(1) != value.size(1))
@@ -119,13 +121,16 @@ KVCache MultiheadAttention::project_kv(const Tensor& key, const Tensor& value) {
   Tensor v = linear(value, rows(in_proj_weight, E + K, K), rows(in_proj_bias, E + K, K));  // [B, Tk, K]
   // Each head gets its own slice of d = E / H features: split_heads is reshape to
   // [B, T, H_kv, d] then transpose(1, 2), in one copy (core/ops/shape.cpp).
-  return {split_heads(k, num_kv_heads), split_heads(v, num_kv_heads)};  // [B, H_kv, Tk, d] each
+  KVCache kv{split_heads(k, num_kv_heads), split_heads(v, num_kv_heads), start};  // [B, H_kv, Tk, d] each
+  if (position == AttentionPosition::Rotary) kv.key = rotary_embedding(kv.key, start, rotary_base);  // turned by position
+  return kv;
 }
 
 MultiheadAttentionOutput MultiheadAttention::forward_cached(const Tensor& query, const KVCache& kv,
                                                             const std::optional<Mask>& key_padding_mask,
                                                             bool need_weights, const std::optional<Mask>& attn_mask,
-                                                            bool average_attn_weights, bool is_causal) {
+                                                            bool average_attn_weights, bool is_causal,
+                                                            std::size_t query_start) {
   const std::string op = "MultiheadAttention";
   const std::size_t E = embed_dim, H = num_heads;
   if (!query.defined() || query.dim() != 3 || query.size(-1) != E)
@@ -145,11 +150,14 @@ MultiheadAttentionOutput MultiheadAttention::forward_cached(const Tensor& query,
       for (std::size_t j = 0; j < Tk; ++j) causal(i, j) = j > i;
     block_also(mask, causal);  // [B, H, Tq, Tk] or-ed with [Tq, Tk], broadcast
   }
-  Tensor q = linear(query, rows(in_proj_weight, 0, E), rows(in_proj_bias, 0, E));  // [B, Tq, E]
-  AttentionOutput heads = scaled_dot_product_attention(split_heads(q, H),          // [B, H, Tq, d]
-                                                       all_heads(kv.key),          // [B, H, Tk, d]
-                                                       all_heads(kv.value),        // [B, H, Tk, d]
-                                                       mask, dropout, is_training(), *gen_);
+  Tensor q = split_heads(linear(query, rows(in_proj_weight, 0, E), rows(in_proj_bias, 0, E)), H);  // [B, H, Tq, d]
+  if (position == AttentionPosition::Rotary) q = rotary_embedding(q, query_start, rotary_base);
+  Tensor bias;  // ALiBi: -m_h |i - j| on head h's scores, [H, Tq, Tk]
+  if (position == AttentionPosition::ALiBi) bias = alibi_bias(H, Tq, query_start, Tk, kv.start, q.dtype());
+  AttentionOutput heads = num_kv_heads == H ? scaled_dot_product_attention(q, kv.key, kv.value, bias, mask, dropout,
+                                                                           is_training(), *gen_)
+                                            : grouped_attention(q, kv, bias, mask);
+
   // heads.context [B, H, Tq, d], heads.weights [B, H, Tq, Tk]
   // The heads side by side again: transpose(1, 2) to [B, Tq, H, d], reshape to [B, Tq, E], in one copy.
   Tensor output = out_proj(merge_heads(heads.context));  // [B, Tq, E] -> [B, Tq, E]
@@ -169,14 +177,15 @@ MultiheadAttentionOutput MultiheadAttention::forward_step(const Tensor& x, KVCac
     throw ShapeError("MultiheadAttention::forward_step: the cache holds " + std::to_string(cache.key.size(0)) +
                      " sequences, x " + std::to_string(x.size(0)));
   const std::size_t t0 = cache.end(), Tn = x.size(1);  // x's rows are positions t0 .. t0 + Tn - 1
-  const KVCache fresh = project_kv(x, x);                // their keys and values: [B, H_kv, Tn, d] each
+  const KVCache fresh = project_kv(x, x, t0);            // their keys and values: [B, H_kv, Tn, d] each
   const bool empty = cache.length() == 0;  // asked once: setting key changes length()
   cache.key = empty ? fresh.key : concat({cache.key, fresh.key}, 2);          // [B, H_kv, t + Tn, d]
   cache.value = empty ? fresh.value : concat({cache.value, fresh.value}, 2);  // [B, H_kv, t + Tn, d]
   // Position t0 + r sees the cached positions up to its own (and, with a window, the last `window`).
   std::optional<Mask> mask;
   if (Tn > 1 || (window && cache.length() > window)) mask = window_mask(Tn, t0, cache.length(), cache.start, true);
-  MultiheadAttentionOutput out = forward_cached(x, cache, std::nullopt, need_weights, mask, average_attn_weights);
+  MultiheadAttentionOutput out =
+      forward_cached(x, cache, std::nullopt, need_weights, mask, average_attn_weights, /*is_causal=*/false, t0);
   if (window && cache.length() > window) {  // what no later position can see is dropped
     const std::size_t drop = cache.length() - window;
     cache.key = narrow(cache.key, 2, drop, window);
@@ -184,6 +193,32 @@ MultiheadAttentionOutput MultiheadAttention::forward_step(const Tensor& x, KVCac
     cache.start += drop;
   }
   return out;
+}
+
+// Grouped-query attention without copying the keys and values into every head: the query heads
+// of a group (consecutive, group = H / H_kv of them) become extra query rows of their key-value
+// head, [B, H, Tq, d] read as [B, H_kv, group * Tq, d] (the same memory), so each shared key and
+// value is read where it is. The masks and biases are laid out the same way, and the results read
+// back as [B, H, Tq, .].
+AttentionOutput MultiheadAttention::grouped_attention(const Tensor& q, const KVCache& kv, const Tensor& bias,
+                                                      const std::optional<Mask>& mask) {
+  const std::size_t B = q.size(0), Tq = q.size(2), Tk = kv.length(), G = num_kv_heads, group = num_heads / G;
+  const auto L = [](std::size_t n) { return static_cast<long>(n); };
+  std::optional<Mask> rows;  // the mask of the rows [B, G, group * Tq, Tk], or [group * Tq, Tk]
+  if (mask && mask->dimension() == 4) {
+    rows = *mask;  // [B, H, Tq, Tk]: the same order as [B, G, group, Tq, Tk]
+    rows->reshape({B, G, group * Tq, Tk});
+  } else if (mask) {
+    rows = Mask::from_shape({group * Tq, Tk});  // [Tq, Tk] once for each query head of a group
+    for (std::size_t k = 0; k < group; ++k) std::copy(mask->begin(), mask->end(), rows->begin() + long(k * Tq * Tk));
+  }
+  AttentionOutput out = scaled_dot_product_attention(
+      reshape(q, {L(B), L(G), L(group * Tq), L(head_dim)}),  // [B, H, Tq, d] -> [B, G, group * Tq, d]
+      kv.key, kv.value,                                      // [B, G, Tk, d]
+      bias.defined() ? reshape(bias, {L(G), L(group * Tq), L(Tk)}) : Tensor(),  // [H, Tq, Tk] -> [G, group * Tq, Tk]
+      rows, dropout, is_training(), *gen_);
+  return {reshape(out.context, {L(B), L(num_heads), L(Tq), L(head_dim)}),  // [B, G, group * Tq, d] -> [B, H, Tq, d]
+          reshape(out.weights, {L(B), L(num_heads), L(Tq), L(Tk)})};     // -> [B, H, Tq, Tk]
 }
 
 Tensor MultiheadAttention::all_heads(const Tensor& kv) const {
@@ -221,7 +256,11 @@ MultiheadAttentionOutput MultiheadAttention::forward_flash(const Tensor& q, cons
   if (attn_mask && attn_mask->dimension() != 2)
     throw ShapeError(op + ": attn_mask must be [Tq, Tk], the same for every sequence and head, got " +
                      shape_str(Shape(attn_mask->shape().begin(), attn_mask->shape().end())));
-  Tensor context = flash_attention(split_heads(q, num_heads),                // [B, H, Tq, d]
+  if (position == AttentionPosition::ALiBi)
+    throw ValueError(op + ": flash attention adds no bias, so it cannot apply ALiBi; turn use_flash_attention off");
+  Tensor heads_q = split_heads(q, num_heads);  // [B, H, Tq, d]
+  if (position == AttentionPosition::Rotary) heads_q = rotary_embedding(heads_q, 0, rotary_base);
+  Tensor context = flash_attention(heads_q,                                  // [B, H, Tq, d]
                                    all_heads(kv.key), all_heads(kv.value),  // [B, H, Tk, d]
                                    key_padding_mask, attn_mask, is_causal);
   // context [B, H, Tq, d] -> [B, Tq, E]
@@ -232,7 +271,10 @@ MultiheadAttentionOutput MultiheadAttention::forward_flash(const Tensor& q, cons
 std::string MultiheadAttention::extra_repr() const {
   return "embed_dim=" + std::to_string(embed_dim) + ", num_heads=" + std::to_string(num_heads) +
          (num_kv_heads != num_heads ? ", num_kv_heads=" + std::to_string(num_kv_heads) : std::string()) +
-         (window ? ", window=" + std::to_string(window) : std::string()) + ", dropout=" + std::to_string(dropout) +
+         (window ? ", window=" + std::to_string(window) : std::string()) +
+         (position == AttentionPosition::Rotary ? std::string(", position=rotary")
+          : position == AttentionPosition::ALiBi ? std::string(", position=alibi") : std::string()) +
+         ", dropout=" + std::to_string(dropout) +
          ", batch_first=true";
 }
 

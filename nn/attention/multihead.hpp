@@ -32,6 +32,12 @@ struct GroupedQuery {
   std::size_t num_kv_heads;
 };
 
+// Positions inside attention (chapter 15), besides what the inputs carry: none (the Transformer's
+// encodings added to the inputs), rotary embeddings of the queries and keys (rotary.hpp), or ALiBi's
+// distance penalties on the scores (alibi.hpp). Both count positions from 0 in forward() and from the
+// cache's positions in forward_step, so they are meant for self-attention.
+enum class AttentionPosition { None, Rotary, ALiBi };
+
 struct MultiheadAttentionOutput {
   Tensor output;   // [B, Tq, E]
   Tensor weights;  // [B, Tq, Tk] averaged over heads, or [B, H, Tq, Tk]; undefined if !need_weights
@@ -66,15 +72,18 @@ class MultiheadAttention : public Module {
   }
 
   // The pieces of forward, for decoders that reuse keys and values (kv_cache.hpp):
-  // key and value [B, Tk, E] projected and split into heads, [B, H, Tk, d] each;
-  KVCache project_kv(const Tensor& key, const Tensor& value);
-  // attention of query [B, Tq, E] over keys and values already projected (forward is
-  // forward_cached(query, project_kv(key, value), ...), with the same masks);
+  // key and value [B, Tk, E] projected and split into heads, [B, H, Tk, d] each, the keys at
+  // positions start, start + 1, ... (with rotary positions, rotated there; kv.start = start);
+  KVCache project_kv(const Tensor& key, const Tensor& value, std::size_t start = 0);
+  // attention of query [B, Tq, E], at positions query_start, query_start + 1, ..., over keys and
+  // values already projected (forward is forward_cached(query, project_kv(key, value), ...), with
+  // the same masks);
   MultiheadAttentionOutput forward_cached(const Tensor& query, const KVCache& kv,
                                           const std::optional<Mask>& key_padding_mask = std::nullopt,
                                           bool need_weights = true,
                                           const std::optional<Mask>& attn_mask = std::nullopt,
-                                          bool average_attn_weights = true, bool is_causal = false);
+                                          bool average_attn_weights = true, bool is_causal = false,
+                                          std::size_t query_start = 0);
   // one step of causal self-attention: the keys and values of the new positions x [B, Tn, E]
   // are appended to `cache`, and x's queries attend over every cached position up to their
   // own. Step by step, the outputs are forward(prefix, prefix, prefix, causal)'s last rows.
@@ -104,6 +113,10 @@ class MultiheadAttention : public Module {
   // with dropout > 0 it runs only in eval mode; and its attn_mask is [Tq, Tk]. Each of these
   // is a clear error otherwise. Off by default.
   bool use_flash_attention = false;
+  // Rotary embeddings or ALiBi biases (AttentionPosition above); None by default. ALiBi needs the
+  // plain path (not use_flash_attention), since the tiled one adds no bias.
+  AttentionPosition position = AttentionPosition::None;
+  double rotary_base = 10000.0;  // theta_k = rotary_base^(-2k / d)
   Tensor in_proj_weight;  // [3E, E]: rows 0..E-1 project queries, E..2E-1 keys, 2E..3E-1 values
                           // (grouped: [E + 2K, E] with K = num_kv_heads * head_dim rows for keys, then values)
   Tensor in_proj_bias;    // [3E] (grouped: [E + 2K]), undefined when bias = false
@@ -111,6 +124,9 @@ class MultiheadAttention : public Module {
 
  private:
   Tensor all_heads(const Tensor& kv) const;  // [B, H_kv, T, d] -> [B, H, T, d], each shared head repeated
+  // Attention of q [B, H, Tq, d] over kv's fewer heads, each read in place by its group of query heads.
+  AttentionOutput grouped_attention(const Tensor& q, const KVCache& kv, const Tensor& bias,
+                                    const std::optional<Mask>& mask);
   std::optional<Mask> window_mask(std::size_t Tq, std::size_t q0, std::size_t Tk, std::size_t k0, bool causal) const;
   MultiheadAttentionOutput forward_flash(const Tensor& q, const KVCache& kv,
                                          const std::optional<Mask>& key_padding_mask, bool need_weights,

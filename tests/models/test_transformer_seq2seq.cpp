@@ -278,8 +278,10 @@ TEST_CASE("TransformerSeq2Seq: grouped-query and multi-query decoders, the encod
   // A stack's layers are copies of its prototype: key-value heads and window included.
   nn::TransformerDecoderLayer proto(8, 4, nn::GroupedQuery{2}, 16, 0.0);
   proto.self_attn.window = 3;
+  proto.self_attn.position = nn::AttentionPosition::ALiBi;
   nn::TransformerDecoder stack(proto, 2);
   CHECK(stack.layers[1].self_attn.window == 3);
+  CHECK(stack.layers[1].self_attn.position == nn::AttentionPosition::ALiBi);
   CHECK(stack.layers[1].multihead_attn.num_kv_heads == 2);
   models::TransformerConfig bad = grouped(3, 0);
   CHECK_THROWS_WITH_SUBSTR(models::TransformerSeq2Seq{bad}, attn::ValueError, "num_kv_heads (3) must divide nhead (4)");
@@ -324,4 +326,41 @@ TEST_CASE("TransformerSeq2Seq: with a window W, L decoder layers see the last L 
   auto last = [&](const Index& tgt) { return xt::eval(xt::view(model.forward(kSrc, kLengths, tgt).to_array(), xt::all(), 4)); };
   CHECK(xt::allclose(last(a), last(far), 0.0, 1e-14));  // position 1 changed: out of reach
   CHECK(xt::amax(xt::abs(last(a) - last(near)))() > 1e-6);  // position 2 changed: within reach
+}
+
+TEST_CASE("TransformerSeq2Seq with rotary or ALiBi positions: gradcheck, and step() with the cache as without it") {
+  for (auto position : {nn::AttentionPosition::Rotary, nn::AttentionPosition::ALiBi}) {
+    CAPTURE(int(position));
+    models::TransformerConfig c = grouped(4, 0);
+    c.add_positions = false;
+    c.attention_position = position;
+    attn::manual_seed(8);
+    models::TransformerSeq2Seq model(c);
+    CHECK(model.named_parameters().size() == models::TransformerSeq2Seq(grouped(4, 0)).named_parameters().size());
+    CHECK(model.transformer.encoder.layers[0].self_attn.position == position);
+    CHECK(model.transformer.decoder.layers[1].self_attn.position == position);
+    CHECK(model.transformer.decoder.layers[1].multihead_attn.position == nn::AttentionPosition::None);
+    CHECK_GRADCHECK([&](const Inputs&) { return model.forward(kSrc, kLengths, kTgtIn); }, model.parameters());
+    model.eval();
+    Index tgt = {{1, 5, 4, 6, 5, 4}, {1, 6, 6, 4, 4, 5}};
+    models::DecoderState cached = model.start(kSrc, kLengths), plain = model.start(kSrc, kLengths);
+    for (std::size_t t = 0; t < 6; ++t) {
+      CAPTURE(t);
+      Index prefix = xt::view(tgt, xt::all(), xt::range(0, t + 1));
+      model.use_kv_cache = true;
+      auto with = model.step(cached, prefix).to_array();
+      model.use_kv_cache = false;
+      CHECK(xt::allclose(with, model.step(plain, prefix).to_array(), 0.0, 1e-12));
+    }
+  }
+  auto config = attn::models::default_model_config("transformer");
+  config["add_positions"] = false;
+  config["attention_position"] = "alibi";
+  auto made = attn::models::make_model(config, 9, 9);
+  auto& t = dynamic_cast<models::TransformerSeq2Seq&>(*made);
+  CHECK_FALSE(t.config.add_positions);
+  CHECK(t.transformer.encoder.layers[1].self_attn.position == nn::AttentionPosition::ALiBi);
+  config["attention_position"] = "relative";
+  CHECK_THROWS_WITH_SUBSTR(attn::models::make_model(config, 9, 9), attn::ValueError,
+                           "attention_position must be none, rotary or alibi, got 'relative'");
 }
