@@ -3,6 +3,7 @@
 #include "decode/decode.hpp"
 #include "models/transformer_seq2seq.hpp"
 
+#include <functional>
 #include <xtensor/xview.hpp>
 
 using attn::Index;
@@ -34,6 +35,38 @@ models::TransformerConfig tiny(bool tied, bool learned, bool norm_first) {
 const Index kSrc = {{4, 5, 6}, {6, 4, 0}};
 const std::vector<std::size_t> kLengths = {3, 2};
 const Index kTgtIn = {{1, 5, 4}, {1, 6, 6}};
+
+// The states of a decode run with the KV cache and of one without it.
+// Two targets of 6 tokens, for step-by-step checks.
+const Index kSteps = {{1, 5, 4, 6, 5, 4}, {1, 6, 6, 4, 4, 5}};
+
+struct CachedAndPlain {
+  models::DecoderState cached, plain;
+};
+
+// Decodes `tgt` [B, T] prefix by prefix with the KV cache and without it, checking that the
+// logits agree at each step, and every attention map too unless `maps` is false (a windowed
+// cache's maps cover only the window's keys); each_step(t, cached) adds checks of the cached
+// state after step t. Returns both states, to go on from.
+CachedAndPlain check_steps_with_cache(
+    models::TransformerSeq2Seq& model, const Index& tgt, bool maps = true,
+    const std::function<void(std::size_t, const models::DecoderState&)>& each_step = nullptr) {
+  CachedAndPlain s{model.start(kSrc, kLengths), model.start(kSrc, kLengths)};
+  for (std::size_t t = 0; t < tgt.shape(1); ++t) {
+    CAPTURE(t);
+    Index prefix = xt::view(tgt, xt::all(), xt::range(0, t + 1));
+    model.use_kv_cache = true;
+    auto with = model.step(s.cached, prefix).to_array();
+    model.use_kv_cache = false;
+    CHECK(xt::allclose(with, model.step(s.plain, prefix).to_array(), 0.0, 1e-12));
+    for (const auto& [name, w] : maps ? s.plain.attention : std::map<std::string, Tensor>{}) {
+      CAPTURE(name);
+      CHECK(xt::allclose(s.cached.attention.at(name).to_array(), w.to_array(), 0.0, 1e-12));
+    }
+    if (each_step) each_step(t, s.cached);
+  }
+  return s;
+}
 
 }  // namespace
 
@@ -152,21 +185,7 @@ TEST_CASE("TransformerSeq2Seq: step() with the KV cache gives the logits and att
     attn::manual_seed(6);
     models::TransformerSeq2Seq model(tiny(false, learned, norm_first));
     model.eval();
-    Index tgt = {{1, 5, 4, 6, 5}, {1, 6, 6, 4, 4}};
-    models::DecoderState cached = model.start(kSrc, kLengths), plain = model.start(kSrc, kLengths);
-    for (std::size_t t = 0; t < 5; ++t) {
-      CAPTURE(t);
-      Index prefix = xt::view(tgt, xt::all(), xt::range(0, t + 1));
-      model.use_kv_cache = true;
-      auto with = model.step(cached, prefix).to_array();
-      model.use_kv_cache = false;
-      auto without = model.step(plain, prefix).to_array();
-      CHECK(xt::allclose(with, without, 0.0, 1e-12));
-      for (const auto& [name, w] : plain.attention) {
-        CAPTURE(name);
-        CHECK(xt::allclose(cached.attention.at(name).to_array(), w.to_array(), 0.0, 1e-12));
-      }
-    }
+    auto [cached, plain] = check_steps_with_cache(model, Index{{1, 5, 4, 6, 5}, {1, 6, 6, 4, 4}});
     CHECK(cached.tensors.at("kv.0.self.key").shape() == attn::Shape{2, 2, 5, 2});
     // A prefix that does not extend the cached one (an earlier token changed) is recomputed.
     model.use_kv_cache = true;
@@ -300,19 +319,11 @@ TEST_CASE("TransformerSeq2Seq: grouped and windowed decoders step with the cache
     attn::manual_seed(6);
     models::TransformerSeq2Seq model(grouped(kv, window));
     model.eval();
-    Index tgt = {{1, 5, 4, 6, 5, 4}, {1, 6, 6, 4, 4, 5}};
-    models::DecoderState cached = model.start(kSrc, kLengths), plain = model.start(kSrc, kLengths);
-    for (std::size_t t = 0; t < 6; ++t) {
-      CAPTURE(t);
-      Index prefix = xt::view(tgt, xt::all(), xt::range(0, t + 1));
-      model.use_kv_cache = true;
-      auto with = model.step(cached, prefix).to_array();
-      model.use_kv_cache = false;
-      CHECK(xt::allclose(with, model.step(plain, prefix).to_array(), 0.0, 1e-12));
+    check_steps_with_cache(model, kSteps, window == 0, [kv = kv, window = window](std::size_t t, const models::DecoderState& cached) {
       // The cache holds the last `window` positions at most.
       const std::size_t kept = window ? std::min(t + 1, window) : t + 1;
       CHECK(cached.tensors.at("kv.0.self.key").shape() == attn::Shape{2, kv, kept, 2});
-    }
+    });
   }
 }
 
@@ -342,16 +353,7 @@ TEST_CASE("TransformerSeq2Seq with rotary or ALiBi positions: gradcheck, and ste
     CHECK(model.transformer.decoder.layers[1].multihead_attn.position == nn::AttentionPosition::None);
     CHECK_GRADCHECK([&](const Inputs&) { return model.forward(kSrc, kLengths, kTgtIn); }, model.parameters());
     model.eval();
-    Index tgt = {{1, 5, 4, 6, 5, 4}, {1, 6, 6, 4, 4, 5}};
-    models::DecoderState cached = model.start(kSrc, kLengths), plain = model.start(kSrc, kLengths);
-    for (std::size_t t = 0; t < 6; ++t) {
-      CAPTURE(t);
-      Index prefix = xt::view(tgt, xt::all(), xt::range(0, t + 1));
-      model.use_kv_cache = true;
-      auto with = model.step(cached, prefix).to_array();
-      model.use_kv_cache = false;
-      CHECK(xt::allclose(with, model.step(plain, prefix).to_array(), 0.0, 1e-12));
-    }
+    check_steps_with_cache(model, kSteps);
   }
   auto config = attn::models::default_model_config("transformer");
   config["add_positions"] = false;
