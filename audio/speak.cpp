@@ -1,0 +1,77 @@
+#include "speak.hpp"
+
+#include "../core/errors.hpp"
+
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <string>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <vector>
+
+namespace attn::audio {
+
+namespace {
+
+bool plain_name(const std::string& s) {
+  for (char c : s)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_')) return false;
+  return true;
+}
+
+}  // namespace
+
+std::string voice_name(const Voice& voice) {
+  return voice.variant.empty() ? voice.language : voice.language + "+" + voice.variant;
+}
+
+Wave speak(const std::string& text, const Voice& voice, const std::string& program) {
+  const std::string op = "audio::speak";
+  if (voice.language.empty() || !plain_name(voice.language) || !plain_name(voice.variant))
+    throw ValueError(op + ": a voice's language and variant are letters, digits, '-' and '_', got '" +
+                     voice_name(voice) + "'");
+  if (voice.speed < 80 || voice.speed > 450) throw ValueError(op + ": speed must be in 80 .. 450, got " + std::to_string(voice.speed));
+  if (voice.pitch < 0 || voice.pitch > 99) throw ValueError(op + ": pitch must be in 0 .. 99, got " + std::to_string(voice.pitch));
+  const std::string name = voice_name(voice), speed = std::to_string(voice.speed), pitch = std::to_string(voice.pitch);
+  // "--" ends the options, so a text that starts with '-' is still text.
+  std::vector<std::string> args{program, "-v", name, "-s", speed, "-p", pitch, "--stdout", "--", text};
+  const std::string command = program + " -v " + name + " -s " + speed + " -p " + pitch + " --stdout -- '" + text + "'";
+  int out[2];
+  if (::pipe(out) != 0) throw IOError(op + ": pipe() failed: " + std::strerror(errno));
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(out[0]);
+    ::close(out[1]);
+    throw IOError(op + ": fork() failed: " + std::strerror(errno));
+  }
+  if (pid == 0) {  // the child: stdout into the pipe (stderr stays the caller's), then espeak-ng
+    ::dup2(out[1], 1);
+    ::close(out[0]);
+    ::close(out[1]);
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ::execvp(argv[0], argv.data());
+    ::_exit(127);  // not found
+  }
+  ::close(out[1]);
+  std::string bytes;
+  char buffer[65536];
+  for (;;) {
+    const ssize_t n = ::read(out[0], buffer, sizeof buffer);
+    if (n > 0) bytes.append(buffer, std::size_t(n));
+    else if (n == 0 || errno != EINTR) break;
+  }
+  ::close(out[0]);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
+    throw IOError(op + ": cannot run '" + program + "' (not installed? tools/setup.sh --with-speech installs espeak-ng)");
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    throw IOError(op + ": `" + command + "` failed (exit status " + std::to_string(WEXITSTATUS(status)) + ")");
+  return parse_wav(bytes, "the output of `" + command + "`");
+}
+
+}  // namespace attn::audio
