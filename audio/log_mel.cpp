@@ -1,6 +1,7 @@
 #include "log_mel.hpp"
 
 #include "../core/errors.hpp"
+#include "../core/ops.hpp"
 #include "fft.hpp"
 #include "mel.hpp"
 
@@ -36,21 +37,19 @@ xt::xarray<double> log_mel(const xt::xarray<double>& samples, const LogMelOption
   // The window padded to n_fft, centred as torch.stft centres a shorter window.
   const xt::xarray<double> hann = hann_window(o.win_length);
   const std::size_t left = (o.n_fft - o.win_length) / 2;
-  xt::xarray<double> features = xt::zeros<double>({T, o.n_mels});
+  if (T == 0) return xt::zeros<double>({std::size_t(0), o.n_mels});
+  xt::xarray<double> power = xt::zeros<double>({T, o.n_fft / 2 + 1});  // [T, K]
   xt::xarray<double> frame = xt::zeros<double>({o.n_fft});
   for (std::size_t t = 0; t < T; ++t) {
     // The frame's n_fft samples from t * hop; the padded window's zeros cancel all but the
     // win_length in its middle.
     frame.fill(0.0);
     for (std::size_t n = 0; n < o.win_length; ++n) frame(left + n) = samples(t * o.hop_length + left + n) * hann(n);
-    const xt::xarray<double> power = power_spectrum(frame);  // [K]
-    for (std::size_t m = 0; m < o.n_mels; ++m) {
-      double energy = 0;
-      for (std::size_t k = 0; k < power.size(); ++k) energy += power(k) * bank(k, m);
-      features(t, m) = std::log(std::max(energy, o.log_floor));
-    }
+    xt::view(power, t, xt::all()) = power_spectrum(frame);  // [K]
   }
-  return features;
+  // [T, K] x [K, M] -> [T, M]: attn's matmul, one BLAS product for all frames
+  const xt::xarray<double> energy = matmul(Tensor(std::move(power)), Tensor(bank)).to_array();
+  return xt::log(xt::maximum(energy, o.log_floor));
 }
 
 }  // namespace attn::audio

@@ -36,7 +36,8 @@ Wave speak(const std::string& text, const Voice& voice, const std::string& progr
   const std::string name = voice_name(voice), speed = std::to_string(voice.speed), pitch = std::to_string(voice.pitch);
   // "--" ends the options, so a text that starts with '-' is still text.
   std::vector<std::string> args{program, "-v", name, "-s", speed, "-p", pitch, "--stdout", "--", text};
-  const std::string command = program + " -v " + name + " -s " + speed + " -p " + pitch + " --stdout -- '" + text + "'";
+  std::string command;  // for messages: the arguments as a shell would quote them
+  for (const auto& a : args) command += (command.empty() ? "" : " ") + (&a == &args.back() ? "'" + a + "'" : a);
   int out[2];
   if (::pipe(out) != 0) throw IOError(op + ": pipe() failed: " + std::strerror(errno));
   const pid_t pid = ::fork();
