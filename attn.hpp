@@ -11,6 +11,12 @@
 #include "core/random.hpp"
 #include "core/tensor.hpp"
 
+#include "audio/fft.hpp"
+#include "audio/log_mel.hpp"
+#include "audio/mel.hpp"
+#include "audio/speak.hpp"
+#include "audio/wav.hpp"
+
 #include "core/backend/fused.hpp"
 #include "core/backend/memory.hpp"
 #include "core/backend/parallel.hpp"
@@ -40,6 +46,7 @@
 #include "nn/module.hpp"
 #include "nn/module_list.hpp"
 #include "nn/optim.hpp"
+#include "nn/pyramidal_lstm.hpp"
 #include "nn/residual.hpp"
 #include "nn/rnn.hpp"
 #include "nn/rnn_cell.hpp"
@@ -56,6 +63,7 @@
 #include "data/dates.hpp"
 #include "data/gettext.hpp"
 #include "data/grid.hpp"
+#include "data/speech.hpp"
 #include "data/tasks.hpp"
 #include "data/vocab.hpp"
 
@@ -63,6 +71,7 @@
 #include "models/bidirectional_encoder.hpp"
 #include "models/conv_attention.hpp"
 #include "models/grid_captioner.hpp"
+#include "models/las.hpp"
 #include "models/luong.hpp"
 #include "models/monotonic.hpp"
 #include "models/registry.hpp"
@@ -77,6 +86,7 @@
 #include "eval/alignment_accuracy.hpp"
 #include "eval/alignment_metrics.hpp"
 #include "eval/bleu.hpp"
+#include "eval/error_rate.hpp"
 #include "eval/evaluate.hpp"
 #include "eval/grid_evaluate.hpp"
 

@@ -69,7 +69,7 @@ Wave speak(const std::string& text, const Voice& voice, const std::string& progr
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
-    throw IOError(op + ": cannot run '" + program + "' (not installed? tools/setup.sh --with-speech installs espeak-ng)");
+    throw IOError(op + ": cannot run '" + program + "' (not installed? tools/setup.sh installs espeak-ng)");
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
     throw IOError(op + ": `" + command + "` failed (exit status " + std::to_string(WEXITSTATUS(status)) + ")");
   return parse_wav(bytes, "the output of `" + command + "`");

@@ -23,7 +23,7 @@ struct Voice {
 std::string voice_name(const Voice& voice);
 
 // The WAV espeak-ng writes for `text`. IOError naming the command when espeak-ng is missing
-// (tools/setup.sh --with-speech installs it) or fails; ValueError on a speed, pitch or name
+// (tools/setup.sh installs it) or fails; ValueError on a speed, pitch or name
 // outside its range (names: letters, digits, '-' and '_' only).
 Wave speak(const std::string& text, const Voice& voice, const std::string& program = "espeak-ng");
 

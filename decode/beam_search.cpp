@@ -13,6 +13,7 @@
 #include "../core/ops.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -72,12 +73,8 @@ std::vector<Candidate> best_candidates(const xt::xarray<double>& log_probs, cons
   return all;
 }
 
-}  // namespace
-
-std::vector<std::vector<Hypothesis>> beam_search_n_best(Seq2Seq& model, const Index& src,
-                                                        const std::vector<std::size_t>& src_lengths,
-                                                        const DecodeOptions& options) {
-  check_source("beam_search", src, src_lengths);
+// The attention the coverage penalty sums, after checking the options (before any encoder runs).
+std::string checked_coverage_name(const IncrementalDecoder& model, const DecodeOptions& options) {
   if (options.beam_size < 1) throw ValueError("beam_search: beam_size must be at least 1, got 0");
   if (options.max_len < 1) throw ValueError("beam_search: max_len must be at least 1, got 0");
   if (options.coverage_penalty < 0)
@@ -87,11 +84,20 @@ std::vector<std::vector<Hypothesis>> beam_search_n_best(Seq2Seq& model, const In
   if (options.coverage_penalty > 0 && coverage_name.empty())
     throw ValueError("beam_search: a coverage penalty needs attention, and this model (" + model.type_name() +
                      ") has none");
+  return coverage_name;
+}
+
+// The search from a started state; `greedy_decoding` decodes the same sentences greedily (keep_greedy).
+std::vector<std::vector<Hypothesis>> beam_from(IncrementalDecoder& model, DecoderState state,
+                                               const DecodeOptions& options,
+                                               const std::function<std::vector<Hypothesis>()>& greedy_decoding) {
+  const std::string coverage_name = checked_coverage_name(model, options);
+  const std::vector<std::size_t> src_lengths = state.src_lengths;  // one per sentence, before the rows are copied
+  if (src_lengths.empty()) throw ValueError("beam_search: the decoder state has no rows (its src_lengths is empty)");
   no_grad guard;
   detail::EvalScope eval(model);
 
-  const std::size_t batch = src.shape()[0], K = options.beam_size, rows = batch * K;
-  DecoderState state = model.start(src, src_lengths);
+  const std::size_t batch = src_lengths.size(), K = options.beam_size, rows = batch * K;
   std::vector<std::size_t> order(rows);  // row b*K + k starts as a copy of sentence b
   for (std::size_t r = 0; r < rows; ++r) order[r] = r / K;
   state.select_rows(as_index(order));
@@ -155,7 +161,7 @@ std::vector<std::vector<Hypothesis>> beam_search_n_best(Seq2Seq& model, const In
   }
 
   std::vector<Hypothesis> greedy;
-  if (options.keep_greedy) greedy = greedy_decode(model, src, src_lengths, options);
+  if (options.keep_greedy) greedy = greedy_decoding();
 
   std::vector<std::vector<Hypothesis>> out(batch);
   for (std::size_t b = 0; b < batch; ++b) {
@@ -183,10 +189,35 @@ std::vector<std::vector<Hypothesis>> beam_search_n_best(Seq2Seq& model, const In
   return out;
 }
 
+}  // namespace
+
+std::vector<std::vector<Hypothesis>> beam_search_n_best(Seq2Seq& model, const Index& src,
+                                                        const std::vector<std::size_t>& src_lengths,
+                                                        const DecodeOptions& options) {
+  check_source("beam_search", src, src_lengths);
+  no_grad guard;
+  detail::EvalScope eval(model);  // before start(): the encoder runs in eval mode too
+  checked_coverage_name(model, options);  // bad options fail before the encoder runs
+  return beam_from(model, model.start(src, src_lengths), options,
+                   [&] { return greedy_decode(model, src, src_lengths, options); });
+}
+
+std::vector<std::vector<Hypothesis>> beam_search_n_best(IncrementalDecoder& model, DecoderState state,
+                                                        const DecodeOptions& options) {
+  const DecoderState initial = state;  // greedy decoding starts again from here (keep_greedy)
+  return beam_from(model, std::move(state), options, [&] { return greedy_decode(model, initial, options); });
+}
+
 std::vector<Hypothesis> beam_search(Seq2Seq& model, const Index& src, const std::vector<std::size_t>& src_lengths,
                                     const DecodeOptions& options) {
   std::vector<Hypothesis> best;
   for (auto& hypotheses : beam_search_n_best(model, src, src_lengths, options)) best.push_back(std::move(hypotheses.front()));
+  return best;
+}
+
+std::vector<Hypothesis> beam_search(IncrementalDecoder& model, DecoderState state, const DecodeOptions& options) {
+  std::vector<Hypothesis> best;
+  for (auto& hypotheses : beam_search_n_best(model, std::move(state), options)) best.push_back(std::move(hypotheses.front()));
   return best;
 }
 

@@ -91,10 +91,17 @@ std::vector<Hypothesis> greedy_decode(Seq2Seq& model, const Index& src, const st
   check_source("greedy_decode", src, src_lengths);
   if (options.max_len < 1) throw ValueError("greedy_decode: max_len must be at least 1, got 0");
   no_grad guard;
+  detail::EvalScope eval(model);  // before start(): the encoder runs in eval mode too
+  return greedy_decode(model, model.start(src, src_lengths), options);
+}
+
+std::vector<Hypothesis> greedy_decode(IncrementalDecoder& model, DecoderState state, const DecodeOptions& options) {
+  if (options.max_len < 1) throw ValueError("greedy_decode: max_len must be at least 1, got 0");
+  const std::size_t batch = state.src_lengths.size();
+  if (batch == 0) throw ValueError("greedy_decode: the decoder state has no rows (its src_lengths is empty)");
+  no_grad guard;
   detail::EvalScope eval(model);
 
-  const std::size_t batch = src.shape()[0];
-  DecoderState state = model.start(src, src_lengths);
   Index prefix = detail::first_prefix(batch, options.bos_id);  // [B, 1]
   std::vector<Hypothesis> out(batch);
   std::vector<std::map<std::string, Tensor>> history;  // the attention of every step

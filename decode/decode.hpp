@@ -86,6 +86,9 @@ Tensor attention_matrix(const Hypothesis& hypothesis, const std::string& name);
 // src [B, S] (padded), src_lengths [B]: one hypothesis per sentence.
 std::vector<Hypothesis> greedy_decode(Seq2Seq& model, const Index& src, const std::vector<std::size_t>& src_lengths,
                                       const DecodeOptions& options = {});
+// From the state a model's start() returned, for models whose source is not token ids
+// (LAS::start(features, lengths)): one hypothesis per row of the state (state.src_lengths).
+std::vector<Hypothesis> greedy_decode(IncrementalDecoder& model, DecoderState state, const DecodeOptions& options = {});
 
 // The best hypothesis of each sentence.
 std::vector<Hypothesis> beam_search(Seq2Seq& model, const Index& src, const std::vector<std::size_t>& src_lengths,
@@ -94,6 +97,11 @@ std::vector<Hypothesis> beam_search(Seq2Seq& model, const Index& src, const std:
 // Up to options.n_best hypotheses per sentence, best score first.
 std::vector<std::vector<Hypothesis>> beam_search_n_best(Seq2Seq& model, const Index& src,
                                                         const std::vector<std::size_t>& src_lengths,
+                                                        const DecodeOptions& options = {});
+
+// The same from a started state, as greedy_decode above.
+std::vector<Hypothesis> beam_search(IncrementalDecoder& model, DecoderState state, const DecodeOptions& options = {});
+std::vector<std::vector<Hypothesis>> beam_search_n_best(IncrementalDecoder& model, DecoderState state,
                                                         const DecodeOptions& options = {});
 
 namespace detail {

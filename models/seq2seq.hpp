@@ -32,9 +32,23 @@ struct DecoderState {
   void select_rows(const Index& rows);
 };
 
-class Seq2Seq : public nn::Module {
+// What greedy decoding and beam search need of a model: the next token's logits from a
+// state. Seq2Seq has it, and so do models whose source is not token ids (LAS, on audio).
+class IncrementalDecoder : public nn::Module {
  public:
   using nn::Module::Module;
+
+  // Logits [B, V] for the token after `prefix` [B, t] (t >= 1, prefix[:, 0] = <bos>).
+  // Recurrent models read only the last column; the Transformer reads it all.
+  virtual Tensor step(DecoderState& state, const Index& prefix) = 0;
+
+  // The name of the attention that a heatmap shows by default ("" if none).
+  virtual std::string main_attention() const { return ""; }
+};
+
+class Seq2Seq : public IncrementalDecoder {
+ public:
+  using IncrementalDecoder::IncrementalDecoder;
 
   // Logits for every target position under teacher forcing. src [B, S] ids padded
   // with <pad>, tgt_in [B, T] = <bos> + target. Returns [B, T, V].
@@ -43,17 +57,10 @@ class Seq2Seq : public nn::Module {
   // Encodes the source and returns the state before the first decoder step.
   virtual DecoderState start(const Index& src, const std::vector<std::size_t>& src_lengths) = 0;
 
-  // Logits [B, V] for the token after `prefix` [B, t] (t >= 1, prefix[:, 0] = <bos>).
-  // Recurrent models read only the last column; the Transformer reads it all.
-  virtual Tensor step(DecoderState& state, const Index& prefix) = 0;
-
   // The attention weights of the last forward(), per target step, under the same
   // names as DecoderState::attention, stacked over steps: "attention" -> [B, T, S].
   // Empty for models without attention.
   virtual std::map<std::string, Tensor> last_attention() const { return {}; }
-
-  // The name of the attention that a heatmap shows by default ("" if none).
-  virtual std::string main_attention() const { return ""; }
 
  protected:
   // Teacher forcing through a recurrent decoder, the loop chapters 2 and 3 share:

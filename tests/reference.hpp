@@ -13,6 +13,7 @@
 #include <fstream>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #ifndef ATTN_REFERENCE_DIR
 #error "tests/meson.build defines ATTN_REFERENCE_DIR"
@@ -52,6 +53,20 @@ class Reference {
     if (data.size() != a.size()) throw std::runtime_error(path_ + ": size mismatch in " + case_name + "." + tensor_name);
     std::copy(data.begin(), data.end(), a.begin());
     return a;
+  }
+
+  // A case as recorded, for what is not a tensor (the strings of tests/reference/error_rate.json).
+  const nlohmann::json& entries(const std::string& case_name) const {
+    const auto& cases = json_.at("cases");
+    if (!cases.contains(case_name)) throw std::runtime_error(path_ + ": no case '" + case_name + "'");
+    return cases.at(case_name);
+  }
+
+  // The names of the cases, sorted (nlohmann::json keeps an object's keys sorted).
+  std::vector<std::string> case_names() const {
+    std::vector<std::string> names;
+    for (const auto& item : json_.at("cases").items()) names.push_back(item.key());
+    return names;
   }
 
   // Integer data (token ids, targets) recorded as floats.

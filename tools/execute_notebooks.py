@@ -32,7 +32,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 KERNEL = "xcpp17"
 # What a notebook's outputs depend on: the library, the notebook header, and
 # the kernel's display API. Build files and tests are left out on purpose.
-SOURCE_DIRS = ["core", "nn", "models", "viz", "data", "train", "eval", "decode", "io"]
+SOURCE_DIRS = ["core", "nn", "models", "viz", "data", "train", "eval", "decode", "io", "audio"]
 SOURCE_FILES = ["attn.hpp", "notebooks/attn_notebook.hpp"]
 SOURCE_EXT = (".hpp", ".cpp", ".h")
 

@@ -11,4 +11,5 @@
 #include "heads.hpp"
 #include "heatmap.hpp"
 #include "line_plot.hpp"
+#include "spectrogram.hpp"
 #include "svg.hpp"

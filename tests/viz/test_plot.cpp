@@ -88,3 +88,30 @@ TEST_CASE("save_text writes the file and reports a bad path") {
   std::remove("test_plot_out.svg");
   CHECK_THROWS_WITH_SUBSTR(viz::save_text("/no/such/dir/x.svg", "x"), attn::IOError, "/no/such/dir/x.svg");
 }
+
+TEST_CASE("spectrogram_svg: one cell per frame and band, the lowest band at the bottom") {
+  xt::xarray<double> f = {{0.0, 1.0}, {2.0, 3.0}, {4.0, 5.0}};  // [T = 3, n_mels = 2]
+  viz::SpectrogramOptions o;
+  const std::string svg = viz::spectrogram_svg(f, o);
+  std::size_t cells = 0;
+  for (std::size_t at = svg.find("<rect x="); at != std::string::npos; at = svg.find("<rect x=", at + 1)) ++cells;
+  CHECK(cells == 6);
+  // The smallest value is dark, the largest yellow; band 0 of frame 0 sits below band 1.
+  CHECK(svg.find("y=\"13\" width=\"3\" height=\"3\" fill=\"#440154\"") != std::string::npos);
+  CHECK(svg.find("x=\"56\" y=\"10\" width=\"3\" height=\"3\" fill=\"#fde725\"") != std::string::npos);
+  CHECK_THROWS_WITH_SUBSTR(viz::spectrogram_svg(xt::xarray<double>{1.0, 2.0}), attn::ShapeError,
+                           "spectrogram_svg: expected features [T, n_mels]");
+}
+
+TEST_CASE("alignment_over_spectrogram_svg draws each state over its frames, cut at the last frame") {
+  xt::xarray<double> f = xt::zeros<double>({5, 2});          // 5 frames
+  xt::xarray<double> w = {{1.0, 0.0, 0.0}, {0.0, 0.25, 0.75}};  // 2 characters over 3 states of 2 frames
+  const std::string svg = viz::alignment_over_spectrogram_svg(f, w, {"a", " "}, 2);
+  CHECK(svg.find("<title>a / state 0: 1</title>") != std::string::npos);
+  CHECK(svg.find("\u2423") != std::string::npos);  // the space is labelled
+  // State 2 covers frame 4 only: one frame wide, at x = left + 4 frames.
+  CHECK(svg.find("x=\"62\" y=\"38\" width=\"3\" height=\"14\"") != std::string::npos);
+  CHECK_THROWS_WITH_SUBSTR(viz::alignment_over_spectrogram_svg(f, w, {"a", " "}, 1), attn::ShapeError,
+                           "3 states of 1 frames do not cover the 5 frames");
+  CHECK_THROWS_WITH_SUBSTR(viz::alignment_over_spectrogram_svg(f, w, {"a"}, 2), attn::ShapeError, "L = 1 row labels");
+}
