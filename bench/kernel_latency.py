@@ -1,22 +1,27 @@
 #!/usr/bin/env python3
 """How long a learner waits for the notebook kernel (xcpp17): the kernel's
-start, the first attn cell given at once (cold) and 5 s after the start
-(the kernel reads the course's header meanwhile), a later small cell, and
-clang-repl-19 given the same input, median of a few runs.
+start, the first attn cell given at once (cold) and 5 s after the start,
+a later small cell, and clang-repl-19 given the same input, median of a few
+runs; then where the kernel's time went, from its own log.
 
-  JUPYTER_PATH=build/kernel/share/jupyter /usr/bin/python3 bench/kernel_latency.py [--runs 5] [--no-preload]
+  JUPYTER_PATH=build/kernel/share/jupyter /usr/bin/python3 bench/kernel_latency.py [--runs 5] [--no-pch]
 
 Wall times through jupyter_client (the real protocol), as a notebook sees them.
---no-preload starts the kernel with ATTN_KERNEL_PRELOAD=none: it reads the
-header at the cell's #include, not at its start. With ATTN_KERNEL_TIMING=FILE
-the kernel appends where each input's time went (parse + IR, JIT + run).
+By default the kernel reads the build's precompiled attn_notebook.hpp
+(kernel/meson.build); --no-pch starts it with ATTN_KERNEL_PCH=none, so it
+parses the header at the cell's #include. The breakdown comes from
+ATTN_KERNEL_TIMING=FILE, where the kernel appends the time of its start
+(the PCH check, the interpreter with libattn) and of each input (parse + IR,
+JIT + run).
 """
 import argparse
 import os
+import re
 import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 from jupyter_client.manager import start_new_kernel
@@ -41,8 +46,9 @@ def execute(kc, code):
     return elapsed
 
 
-def one_kernel(wait):
+def one_kernel(wait, log):
     """(start, first cell, later small cell) in seconds; the first cell is sent `wait` s after the start."""
+    os.environ["ATTN_KERNEL_TIMING"] = log
     t0 = time.perf_counter()
     km, kc = start_new_kernel(kernel_name="xcpp17", cwd=NOTEBOOKS, startup_timeout=600)
     start = time.perf_counter() - t0
@@ -74,20 +80,24 @@ def clang_repl(flags):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--no-preload", action="store_true", help="the kernel reads no header at its start")
+    parser.add_argument("--no-pch", action="store_true", help="the kernel reads the header at the #include")
     args = parser.parse_args()
-    os.environ["ATTN_KERNEL_PRELOAD"] = "none" if args.no_preload else "attn_notebook.hpp"
+    if args.no_pch:
+        os.environ["ATTN_KERNEL_PCH"] = "none"
+    else:
+        os.environ.pop("ATTN_KERNEL_PCH", None)
+    log = tempfile.NamedTemporaryFile(prefix="kernel-latency-", suffix=".log", delete=False).name
     cold, warm, repl = [], [], []
     flags = ["-std=c++17", "-fno-relaxed-template-template-args", "-DXTENSOR_USE_XSIMD", "-DATTN_KERNEL",
              f"-I{ROOT}", f"-I{NOTEBOOKS}", f"-I{os.path.join(ROOT, 'kernel', 'include')}"]
     for _ in range(args.runs):  # in turns, so the machine's drift spreads over all three
-        cold.append(one_kernel(0))
-        warm.append(one_kernel(5))
+        cold.append(one_kernel(0, log))
+        warm.append(one_kernel(5, log))
         r = clang_repl(flags)
         if r is not None:
             repl.append(r)
     med = lambda xs: statistics.median(xs)
-    print(f"{args.runs} runs{', no preload' if args.no_preload else ''}, median (min-max), wall seconds, "
+    print(f"{args.runs} runs{', no PCH' if args.no_pch else ', the precompiled header'}, median (min-max), wall seconds, "
           f"load average {os.getloadavg()[0]:.2f}")
     rows = [
         ("kernel start", [c[0] for c in cold + warm]),
@@ -101,6 +111,40 @@ def main():
     print("| | median | min-max |\n|---|---|---|")
     for name, xs in rows:
         print(f"| {name} | {med(xs):.3f} s | {min(xs):.3f}-{max(xs):.3f} s |")
+    print()
+    print(breakdown(log))
+    os.unlink(log)
+
+
+def breakdown(log):
+    """Where the kernel's time went (its ATTN_KERNEL_TIMING log), medians over the kernels, in ms."""
+    parts = {}
+    first_input = True
+    with open(log) as f:
+        for line in f:
+            m = re.match(r"pch check\s+([\d.]+) ms\s+interpreter \+ libattn\s+([\d.]+) ms\s+"
+                         r"warm-up\s+([\d.]+) ms\s+pch (\w+)", line)
+            if m:
+                parts.setdefault("start: PCH check (a child kernel loads it)", []).append(float(m.group(1)))
+                parts.setdefault("start: interpreter made, libattn loaded", []).append(float(m.group(2)))
+                parts.setdefault("start: warm-up (a first cell's declarations read)", []).append(float(m.group(3)))
+                first_input = True
+                continue
+            m = re.match(r"parse\+IR\s+([\d.]+) ms\s+jit\+run\s+([\d.]+) ms\s+(.*)", line)
+            if not m or "attn_kernel_pch_check" in line or "attn_kernel_warm_up" in line:
+                continue
+            if m.group(3).startswith("#include"):
+                name = "first cell: its #include lines"
+            elif first_input:
+                name = "first cell: its code"
+                first_input = False
+            else:
+                continue
+            parts.setdefault(name + ", parse + IR", []).append(float(m.group(1)))
+            parts.setdefault(name + ", JIT + run", []).append(float(m.group(2)))
+    rows = ["| kernel's own log | median |", "|---|---|"]
+    rows += [f"| {k} | {statistics.median(v):.0f} ms |" for k, v in parts.items()]
+    return "\n".join(rows)
 
 
 if __name__ == "__main__":

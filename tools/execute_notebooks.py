@@ -98,7 +98,15 @@ def check(paths, lib_hash):
     return stale == 0
 
 
-def execute(path, out_path, lib_hash, timeout, rerun_editable):
+def execute(path, out_path, lib_hash, timeout, rerun_editable, log=None):
+    """Runs one notebook through the kernel; returns (failures, seconds, reruns). Progress
+    lines go to log (a list, when notebooks run side by side) or straight to stdout."""
+    def say(line):
+        if log is None:
+            print(line, flush=True)
+        else:
+            log.append(line)
+
     import nbformat
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError, DeadKernelError
@@ -135,7 +143,7 @@ def execute(path, out_path, lib_hash, timeout, rerun_editable):
                 if errors_in_cell(cell):
                     failures.append("cell %d (run a second time): %s" % (i, errors_in_cell(cell)))
                     break
-            print("  cell %3d  %6.2f s" % (i, time.time() - t0), flush=True)
+            say("  cell %3d  %6.2f s" % (i, time.time() - t0))
     seconds = time.time() - start
     nb.metadata["attn"]["source_hash"] = notebook_hash(nb, lib_hash)
     nb.metadata["attn"]["run_seconds"] = round(seconds, 1)
@@ -143,6 +151,13 @@ def execute(path, out_path, lib_hash, timeout, rerun_editable):
         cell.metadata.pop("execution", None)
     nbformat.write(nb, out_path)
     return failures, seconds, reruns
+
+
+def execute_logged(args):
+    """execute() in a worker process: its progress lines come back with its result."""
+    log = []
+    failures, seconds, reruns = execute(*args, log=log)
+    return failures, seconds, reruns, log
 
 
 def errors_in_cell(cell):
@@ -160,7 +175,12 @@ def main():
     ap.add_argument("--timeout", type=int, default=1800, help="seconds per cell (default 1800)")
     ap.add_argument("--rerun-editable", action="store_true",
                     help="execute each cell marked editable twice in a row")
+    ap.add_argument("--jobs", type=int, default=1,
+                    help="notebooks run side by side, each with a kernel of its own (only with --out: "
+                         "timings measured side by side are not for publishing)")
     args = ap.parse_args()
+    if args.jobs > 1 and not args.out:
+        ap.error("--jobs needs --out: the outputs committed in place are measured one notebook at a time")
     lib_hash = library_hash()
     if args.check:
         sys.exit(0 if check(args.notebooks, lib_hash) else 1)
@@ -168,10 +188,20 @@ def main():
         os.makedirs(args.out, exist_ok=True)
     failed = 0
     total = time.time()
-    for p in args.notebooks:
-        out = os.path.join(args.out, os.path.basename(p)) if args.out else p
+    runs = [(p, os.path.join(args.out, os.path.basename(p)) if args.out else p) for p in args.notebooks]
+    if args.jobs > 1:
+        from concurrent.futures import ProcessPoolExecutor
+        pool = ProcessPoolExecutor(max_workers=args.jobs)
+        results = pool.map(execute_logged, [(p, out, lib_hash, args.timeout, args.rerun_editable) for p, out in runs])
+    else:
+        results = (None for _ in runs)
+    for (p, out), result in zip(runs, results):
         print("%s:" % p, flush=True)
-        failures, seconds, reruns = execute(p, out, lib_hash, args.timeout, args.rerun_editable)
+        if result is None:
+            failures, seconds, reruns = execute(p, out, lib_hash, args.timeout, args.rerun_editable)
+        else:
+            failures, seconds, reruns, log = result
+            print("\n".join(log), flush=True)
         if not args.out:
             # The notebook's own prose quotes its new outputs (tools/quotes.py); pages and
             # other notebooks follow with `tools/quotes.py --write`.

@@ -21,7 +21,7 @@ for arg in "$@"; do
   case "$arg" in
     --with-bench) packages+=(libbenchmark-dev python3-torch python3-numpy) ;;
     --with-corpus) with_corpus=1 ;;
-    --with-kernel) packages+=(xeus-dev libzmq3-dev libclang-19-dev libclang-cpp19-dev llvm-19-dev
+    --with-kernel) packages+=(xeus-dev libzmq3-dev libclang-19-dev libclang-cpp19-dev llvm-19-dev clang-19
                               jupyter-notebook jupyter-client jupyter-nbconvert python3-nbclient
                               python3-nbconvert python3-jupyter-client python3-jupyter-kernel-test
                               jupyter-console python3-pexpect) ;;

@@ -3,7 +3,10 @@
 #include "cell_names.hpp"
 #include "core/interrupt.hpp"
 
+#include <clang/AST/ASTConsumer.h>
+#include <clang/AST/ASTContext.h>
 #include <clang/AST/Decl.h>
+#include <clang/AST/ExternalASTSource.h>
 #include <clang/Frontend/CompilerInstance.h>
 #include <clang/Frontend/TextDiagnosticPrinter.h>
 #include <clang/Interpreter/Interpreter.h>
@@ -49,6 +52,22 @@ std::unique_ptr<clang::Interpreter> make_interpreter(const std::vector<std::stri
     throw std::runtime_error("attn kernel: cannot create the interpreter: " + llvm::toString(interp.takeError()));
   return std::move(*interp);
 }
+
+// Hands the definitions a precompiled header gives the cells to code generation.
+// clang 19's interpreter never connects its AST reader to a consumer (ParseAST
+// would), and its code generator ignores "interesting" declarations once its
+// first input is done, so an inline function read from the PCH would never be
+// emitted: "Symbols not found: g(int)". This consumer takes the reader's
+// declarations and gives them to the interpreter's consumer as top-level ones,
+// which code generation defers and emits in the first input that uses them.
+class PchDeclarations : public clang::ASTConsumer {
+ public:
+  explicit PchDeclarations(clang::ASTConsumer& interpreter) : interpreter_(interpreter) {}
+  void HandleInterestingDecl(clang::DeclGroupRef group) override { interpreter_.HandleTopLevelDecl(group); }
+
+ private:
+  clang::ASTConsumer& interpreter_;
+};
 
 // A fault in the cell's code (null pointer, stack overflow, integer division
 // by zero, a trap) jumps back to Engine::run from the signal handler, which
@@ -155,20 +174,40 @@ const char* fault_name(int sig) {
 struct Engine::Impl {
   std::vector<std::string> args;
   std::unique_ptr<clang::Interpreter> interp;
+  std::unique_ptr<PchDeclarations> pch_declarations;
   std::string diag_text;
   llvm::raw_string_ostream diag_stream{diag_text};
 };
 
-Engine::Engine(const std::vector<std::string>& args) : impl_(std::make_unique<Impl>()) {
+Engine::Engine(const std::vector<std::string>& args, const std::string& pch) : impl_(std::make_unique<Impl>()) {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   impl_->args = args;
-  impl_->interp = make_interpreter(args);
+  if (!pch.empty()) {
+    // A PCH older than a header it read, or made with other flags, is refused by clang: the
+    // kernel then reads the header at the cell's #include, as without one.
+    std::vector<std::string> with_pch = args;
+    with_pch.insert(with_pch.end(), {"-include-pch", pch});
+    try {
+      impl_->interp = make_interpreter(with_pch);
+      pch_ = pch;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "[attn kernel] not using the precompiled header %s (%s); cells read the headers they include\n",
+                   pch.c_str(), e.what());
+    }
+  }
+  if (!impl_->interp) impl_->interp = make_interpreter(args);
   // The compiler's messages go to a string, which becomes the cell's error or its stderr.
   clang::CompilerInstance* ci = impl_->interp->getCompilerInstance();
   auto* printer = new clang::TextDiagnosticPrinter(impl_->diag_stream, &ci->getDiagnosticOpts());
   ci->getDiagnostics().setClient(printer, /*ShouldOwnClient=*/true);
   printer->BeginSourceFile(ci->getLangOpts(), &ci->getPreprocessor());
+  if (!pch_.empty()) {
+    if (clang::ExternalASTSource* reader = ci->getASTContext().getExternalSource()) {
+      impl_->pch_declarations = std::make_unique<PchDeclarations>(ci->getASTConsumer());
+      reader->StartTranslationUnit(impl_->pch_declarations.get());
+    }
+  }
   install_fault_handlers();
 }
 

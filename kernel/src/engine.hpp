@@ -30,8 +30,9 @@ void stop_cell();
 
 class Engine {
  public:
-  // args: compiler flags (-std=c++17, -I..., -D..., -resource-dir ...).
-  explicit Engine(const std::vector<std::string>& args);
+  // args: compiler flags (-std=c++17, -I..., -D..., -resource-dir ...). pch: a precompiled
+  // header made with the same flags (kernel/meson.build), read before every input; "" for none.
+  Engine(const std::vector<std::string>& args, const std::string& pch);
   ~Engine();
 
   // Throws std::runtime_error with the loader's message.
@@ -41,10 +42,13 @@ class Engine {
   void undo(unsigned n);
   // The address of an extern "C" function an input defined; nullptr if none.
   void* symbol_address(const std::string& ir_name);
+  // The precompiled header in use; "" when none was given or clang refused it.
+  const std::string& pch() const { return pch_; }
 
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
+  std::string pch_;
 };
 
 }  // namespace kernel

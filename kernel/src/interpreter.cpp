@@ -6,6 +6,7 @@
 #include "core/interrupt.hpp"
 #include "help.hpp"
 #include "is_complete.hpp"
+#include "pch.hpp"
 
 #include <xeus/xhelper.hpp>
 
@@ -19,6 +20,7 @@
 #include <sstream>
 #include <future>
 #include <thread>
+#include <unistd.h>
 
 namespace kernel {
 
@@ -63,7 +65,12 @@ int code_points(const std::string& s, size_t bytes) {
   return n;
 }
 
-// "1.23 ms" as IPython prints a time.
+// This program's path, for the PCH check's child (pch.hpp).
+std::string kernel_executable() {
+  char path[4096];
+  const ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+  return n > 0 ? std::string(path, static_cast<size_t>(n)) : "attn-xcpp";
+}
 
 }  // namespace
 
@@ -77,33 +84,46 @@ Interpreter::~Interpreter() { the_interpreter = nullptr; }
 void Interpreter::configure_impl() {
   output_ = std::make_unique<OutputCapture>(
       [this](const std::string& name, const std::string& text) { publish_stream(name, text); });
-  // The compiler starts, and reads the course's header (start_engine), on a thread of its own
-  // while xeus answers the client. Every request that compiles waits for it first
+  // The compiler starts (start_engine: the PCH checked, the interpreter made, libattn loaded) on
+  // a thread of its own while xeus answers the client. Every request that compiles waits for it first
   // (wait_for_engine): clang's interpreter is used by one thread at a time.
   engine_ready_ = std::async(std::launch::async, [this] { start_engine(); });
 }
 
 void Interpreter::start_engine() {
   const auto t0 = std::chrono::steady_clock::now();
-  auto engine = std::make_unique<Engine>(settings_.compiler_args);
-  engine->load_library(settings_.library);  // throws: the first cell shows why, later ones say to restart
-  engine_ = std::move(engine);
-  const auto t1 = std::chrono::steady_clock::now();
-  // The course's header, read while the learner reads the notebook's first markdown cell: its
-  // input is the kernel's own, before every cell, never undone. The learner's
-  // `#include "attn_notebook.hpp"` then reads nothing (#pragma once), and its names are
-  // there from the first cell, with or without that #include.
-  if (!settings_.preload.empty()) {
-    RunResult r = engine_->run("#include \"" + settings_.preload + "\"");
-    if (r.status != RunResult::Status::ok)  // the learner's own #include will show the error
-      std::fprintf(stderr, "[attn kernel] reading %s at start failed: %s\n%s", settings_.preload.c_str(),
-                   r.evalue.c_str(), r.diagnostics.c_str());
+  std::string pch = settings_.pch, why;
+  if (!pch.empty() && !pch_loads(kernel_executable(), pch, why)) {
+    std::fprintf(stderr, "[attn kernel] not using the precompiled header %s: %s\n[attn kernel] cells read the headers "
+                 "they include (a few seconds for attn_notebook.hpp); `ninja -C build` makes the header again\n",
+                 pch.c_str(), why.c_str());
+    pch.clear();
   }
+  const auto t1 = std::chrono::steady_clock::now();
+  auto engine = std::make_unique<Engine>(settings_.compiler_args, pch);
+  engine->load_library(settings_.library);  // throws: the first cell shows why, later ones say to restart
+  const auto t2 = std::chrono::steady_clock::now();
+  // What a first attn cell reads from the PCH (Tensor, its ops, backward, printing), read now
+  // while the learner reads the notebook's first markdown: a function that is never called, so
+  // nothing is compiled or run, and its name is the kernel's own.
+  if (!pch.empty()) {
+    RunResult r = engine->run("namespace attn_kernel_warm_up {\n"
+                "inline void first_cell() {\n"
+                "  attn::Tensor x = attn::tensor({1.0, 2.0}, true);\n"
+                "  attn::sum(attn::softmax(x * x, 0) + attn::tanh(x)).backward();\n"
+                "  std::cout << x << x.grad() << attn::shape_str(x.shape()) << std::endl;\n"
+                "}\n"
+                "}  // namespace attn_kernel_warm_up\n");
+    if (r.status != RunResult::Status::ok)  // only slower: the first cell reads what it needs itself
+      std::fprintf(stderr, "[attn kernel] the warm-up input failed: %s\n%s", r.evalue.c_str(), r.diagnostics.c_str());
+  }
+  engine_ = std::move(engine);
   if (const char* log = std::getenv("ATTN_KERNEL_TIMING")) {  // where the start's time goes (bench/kernel_latency.py)
     if (FILE* f = std::fopen(log, "a")) {
       using ms = std::chrono::duration<double, std::milli>;
-      std::fprintf(f, "interpreter + libattn %8.1f ms  preload %8.1f ms\n", ms(t1 - t0).count(),
-                   ms(std::chrono::steady_clock::now() - t1).count());
+      std::fprintf(f, "pch check %8.1f ms  interpreter + libattn %8.1f ms  warm-up %8.1f ms  pch %s\n",
+                   ms(t1 - t0).count(), ms(t2 - t1).count(), ms(std::chrono::steady_clock::now() - t2).count(),
+                   engine_->pch().empty() ? "none" : "used");
       std::fclose(f);
     }
   }

@@ -34,7 +34,7 @@ struct Settings {
   std::string root;                  // attn's source tree (help, docs)
   std::string library;               // libattn.so to load
   std::vector<std::string> compiler_args;
-  std::string preload;               // the header read while the kernel waits for its first cell; "" for none
+  std::string pch;                   // the course's header precompiled (pch.hpp); "" for none
 };
 
 class Interpreter : public xeus::xinterpreter {

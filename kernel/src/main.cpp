@@ -5,6 +5,7 @@
 #include "engine.hpp"
 #include "history.hpp"
 #include "interpreter.hpp"
+#include "pch.hpp"
 
 #include <xeus/xhelper.hpp>
 #include <xeus/xkernel.hpp>
@@ -15,6 +16,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <pthread.h>
+#include <string>
 #include <thread>
 #include <unistd.h>
 
@@ -69,16 +71,6 @@ int main(int argc, char* argv[]) {
   pthread_sigmask(SIG_BLOCK, &set, nullptr);  // inherited by every thread started from here on
   std::thread(take_interrupts).detach();
 
-  if (xeus::should_print_version(argc, argv)) {
-    std::printf("attn-xcpp 0.1.0 (xeus %d.%d, clang 19)\n", XEUS_VERSION_MAJOR, XEUS_VERSION_MINOR);
-    return 0;
-  }
-  const std::string connection_file = xeus::extract_filename(argc, argv);
-  if (connection_file.empty()) {
-    std::fprintf(stderr, "usage: attn-xcpp -f CONNECTION_FILE (Jupyter starts it: see kernel/install_kernelspec.sh)\n");
-    return 2;
-  }
-
   const std::string root = env_or("ATTN_ROOT", ATTN_SOURCE_ROOT);
   kernel::Settings settings;
   settings.root = root;
@@ -95,10 +87,21 @@ int main(int argc, char* argv[]) {
       "-fno-color-diagnostics",
       "-Wno-unused-value",
   };
-  // Off unless asked (ATTN_KERNEL_PRELOAD=attn_notebook.hpp): with the header read on the start
-  // thread, chapter 3's local attention trained at half speed (2.3 -> 5.0 ms a step), cause not yet found.
-  settings.preload = env_or("ATTN_KERNEL_PRELOAD", "none");
-  if (settings.preload == "none") settings.preload.clear();
+  // The course's header precompiled with these flags (kernel/meson.build: keep both lists equal);
+  // ATTN_KERNEL_PCH=none reads it at the cell's #include instead.
+  settings.pch = env_or("ATTN_KERNEL_PCH", ATTN_KERNEL_PCH);
+  if (settings.pch == "none") settings.pch.clear();
+  if (argc == 3 && std::string(argv[1]) == "--check-pch") return kernel::check_pch_main(settings.compiler_args, argv[2]);
+  if (xeus::should_print_version(argc, argv)) {
+    std::printf("attn-xcpp 0.1.0 (xeus %d.%d, clang 19)\n", XEUS_VERSION_MAJOR, XEUS_VERSION_MINOR);
+    return 0;
+  }
+  const std::string connection_file = xeus::extract_filename(argc, argv);
+  if (connection_file.empty()) {
+    std::fprintf(stderr, "usage: attn-xcpp -f CONNECTION_FILE (Jupyter starts it: see kernel/install_kernelspec.sh)\n");
+    return 2;
+  }
+
   auto history = std::make_unique<kernel::History>();
   auto interpreter = std::make_unique<kernel::Interpreter>(settings, *history);
   interpreter_for_signals = interpreter.get();

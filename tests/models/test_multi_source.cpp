@@ -206,10 +206,34 @@ TEST_CASE("MultiSourceSeq2Seq: greedy and beam decoding through the Seq2Seq inte
   REQUIRE(greedy.size() == 2);
   CHECK(greedy[0].attention.at("source.1").size() == greedy[0].tokens.size());
   CHECK(greedy[0].attention.at("share").size() == greedy[0].tokens.size());
+  // Beam search reorders every state tensor (memory.k, keys.k, valid.k, h, c, feed) as its
+  // hypotheses move between rows; without the greedy fallback, each of the 3 best sentences it
+  // keeps must have the log-probability the model gives it teacher-forced, one row alone. (A
+  // length penalty keeps the search going to 3 endings: without one it may stop at the first.)
   opt.beam_size = 3;
-  auto beam = attn::models::beam_search(model, b.src, b.lengths, opt);
-  REQUIRE(beam.size() == 2);
-  for (std::size_t i = 0; i < 2; ++i) CHECK(beam[i].log_prob >= greedy[i].log_prob - 1e-12);
+  opt.n_best = 3;
+  opt.max_len = 8;
+  opt.keep_greedy = false;
+  opt.length_penalty = attn::models::LengthPenalty::Average;
+  for (auto& [name, p] : model.state()) *p = *p * 4.0;  // peaked distributions: hypotheses change rows
+  auto beams = attn::models::beam_search_n_best(model, b.src, b.lengths, opt);
+  REQUIRE(beams.size() == 2);
+  for (std::size_t i = 0; i < 2; ++i) {
+    REQUIRE(beams[i].size() == 3);
+    for (const auto& hypothesis : beams[i]) {
+      const auto& tokens = hypothesis.tokens;
+      REQUIRE(!tokens.empty());
+      Index src = xt::view(b.src, xt::range(i, i + 1), xt::range(0, b.lengths[i]));  // [1, S_i]
+      Index tgt_in = xt::zeros<std::int64_t>({std::size_t{1}, tokens.size()});       // [1, T]: <bos> + tokens[:-1]
+      tgt_in(0, 0) = opt.bos_id;
+      for (std::size_t t = 1; t < tokens.size(); ++t) tgt_in(0, t) = tokens[t - 1];
+      const xt::xarray<double> logp = attn::log_softmax(model.forward(src, {b.lengths[i]}, tgt_in), -1).to_array();
+      double teacher_forced = 0.0;
+      for (std::size_t t = 0; t < tokens.size(); ++t) teacher_forced += logp(0, t, tokens[t]);
+      INFO("row " << i << ", " << tokens.size() << " tokens");
+      CHECK(hypothesis.log_prob == doctest::Approx(teacher_forced).epsilon(1e-9));
+    }
+  }
 }
 
 TEST_CASE("MultiSourceSeq2Seq: bad input is named") {
