@@ -33,10 +33,18 @@ MultiSourceConfig tiny_config(MultiSourceAttention attention, MultiSourceInit in
   return c;
 }
 
+// The batch tools/reference/multi_source.py ran: x1 <sep> x2 rows of [B, S] = [2, 6], each source
+// padded in one of them (row 1's first source is one word, row 0's second has two, row 1's one).
 struct TinyBatch {
-  Index src = {{3, 4, 5, 8, 6, 7}, {2, 8, 5, 3, 0, 0}};  // x1 <sep> x2: [B, S]
-  std::vector<std::size_t> lengths = {6, 4};
-  Index tgt_in = {{1, 3, 4, 5}, {1, 5, 6, 2}};          // [B, T]
+  Index src;                          // [B, S]
+  std::vector<std::size_t> lengths;   // B
+  Index tgt_in;                       // [B, T] = [2, 4]
+  TinyBatch() {
+    test::Reference ref("multi_source");
+    src = xt::cast<std::int64_t>(ref.array("separate", "src"));
+    tgt_in = xt::cast<std::int64_t>(ref.array("separate", "tgt_in"));
+    for (double n : ref.array("separate", "lengths")) lengths.push_back(static_cast<std::size_t>(n));
+  }
 };
 
 void check_against_reference(MultiSourceAttention attention, MultiSourceInit init, const std::string& name) {
@@ -48,6 +56,7 @@ void check_against_reference(MultiSourceAttention attention, MultiSourceInit ini
   CHECK(test::allclose(logits, ref.tensor(name, "logits"), 1e-12));
   CHECK(test::allclose(model.last_attention().at("source.0"), ref.tensor(name, "attention0"), 1e-12));
   CHECK(test::allclose(model.last_attention().at("source.1"), ref.tensor(name, "attention1"), 1e-12));
+  CHECK(test::allclose(model.last_attention().at("share"), ref.tensor(name, "share"), 1e-12));
   attn::sum(logits * ref.tensor(name, "r")).backward();
   for (const auto& [param, p] : model.named_parameters()) {
     INFO("grad of " << param);
@@ -105,12 +114,16 @@ TEST_CASE("MultiSourceSeq2Seq: step() one word at a time gives forward()'s logit
 }
 
 TEST_CASE("MultiSourceSeq2Seq: a row translates the same alone and padded in a batch") {
-  attn::manual_seed(3);
-  MultiSourceSeq2Seq model(tiny_config(MultiSourceAttention::Separate, MultiSourceInit::ChildSum));
-  TinyBatch b;
-  Tensor logits = model.forward(b.src, b.lengths, b.tgt_in);
-  Tensor single = model.forward(Index{{2, 8, 5, 3}}, {4}, xt::view(b.tgt_in, xt::range(1, 2), xt::all()));
-  CHECK(test::allclose(attn::narrow(logits, 0, 1, 1), single, 1e-13));
+  for (MultiSourceAttention attention : {MultiSourceAttention::Separate, MultiSourceAttention::Flat}) {
+    INFO("attention " << attn::models::multi_source_attention_name(attention));
+    attn::manual_seed(3);
+    MultiSourceSeq2Seq model(tiny_config(attention, MultiSourceInit::ChildSum));
+    TinyBatch b;
+    REQUIRE(b.src(1, 1) == 8);  // row 1 is x1 <sep> x2 = 2 <sep> 5, both sources shorter than row 0's
+    Tensor logits = model.forward(b.src, b.lengths, b.tgt_in);
+    Tensor single = model.forward(Index{{2, 8, 5}}, {3}, xt::view(b.tgt_in, xt::range(1, 2), xt::all()));
+    CHECK(test::allclose(attn::narrow(logits, 0, 1, 1), single, 1e-13));
+  }
 }
 
 TEST_CASE("MultiSourceSeq2Seq: with one source, the flat and the separate attention are one model") {
@@ -143,6 +156,7 @@ TEST_CASE("MultiSourceSeq2Seq: each source's weights and shares") {
     CHECK(share.shape() == std::vector<std::size_t>{2, 4, 2});
     for (std::size_t t = 0; t < 4; ++t) {
       CHECK(a0(1, t, 1) == 0.0);  // row 1's first source is one word long
+      CHECK(a1(1, t, 1) == 0.0);  // and so is its second
       CHECK(share(0, t, 0) + share(0, t, 1) == doctest::Approx(1.0).epsilon(1e-14));
       CHECK(share(0, t, 0) > 0.0);
       const double mass0 = a0(0, t, 0) + a0(0, t, 1) + a0(0, t, 2);
@@ -184,8 +198,8 @@ TEST_CASE("split_sources cuts packed rows at <sep>, and names a row that cannot 
   TinyBatch b;
   attn::models::SplitSources s = attn::models::split_sources(b.src, b.lengths, 8, 2);
   CHECK(s.ids[0] == Index{{3, 4, 5}, {2, 0, 0}});
-  CHECK(s.ids[1] == Index{{6, 7}, {5, 3}});
-  CHECK(s.lengths == std::vector<std::vector<std::size_t>>{{3, 1}, {2, 2}});
+  CHECK(s.ids[1] == Index{{6, 7}, {5, 0}});
+  CHECK(s.lengths == std::vector<std::vector<std::size_t>>{{3, 1}, {2, 1}});
   CHECK_THROWS_WITH_SUBSTR(attn::models::split_sources(Index{{3, 4, 5}}, {3}, 8, 2), attn::ValueError,
                            "row 0 has 0 separators (id 8), expected 1 between its 2 sources");
   CHECK_THROWS_WITH_SUBSTR(attn::models::split_sources(Index{{3, 8, 4, 8, 5}}, {5}, 8, 2), attn::ValueError,

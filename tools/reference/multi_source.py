@@ -18,8 +18,10 @@ Cases:
   basic, child_sum   2 sources, B = 3, H = 4: h, c of each source in, h, c out, and the
                      gradients of sum(h * rh + c * rc)
   separate, flat     the whole model, 2 sources packed as x1 <sep> x2 in rows of uneven
-                     lengths, tgt_in [2, 4]: logits, attention of each source, and every
-                     gradient of sum(logits * r). separate uses child-sum, flat uses basic.
+                     lengths (each source padded in one row), tgt_in [2, 4]: logits, attention
+                     of each source, the share of each source (flat: its attention mass;
+                     separate: |W_c^k c^k_t| over their sum), and every gradient of
+                     sum(logits * r). separate uses child-sum, flat uses basic.
 """
 import torch
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
@@ -107,10 +109,13 @@ def model_case(w, name, flat, seed):
         embed.weight[0].zero_()
         tgt_embed.weight[0].zero_()
 
-    # Packed rows: x1 <sep> x2, then padding.
-    rows = [[3, 4, 5, sep, 6, 7], [2, sep, 5, 3, 0, 0]]
-    lengths = [6, 4]
-    parts = [[[3, 4, 5], [6, 7]], [[2], [5, 3]]]
+    # Packed rows: x1 <sep> x2, then padding; both sources are padded in one of the rows.
+    rows = [[3, 4, 5, sep, 6, 7], [2, sep, 5, 0, 0, 0]]
+    lengths = [6, 3]
+    parts = []  # parts[b][k]: row b's source k, split at <sep> as models::split_sources does
+    for row, n in zip(rows, lengths):
+        cut = row[:n].index(sep)
+        parts.append([row[:cut], row[cut + 1:n]])
     tgt_in = torch.tensor([[1, 3, 4, 5], [1, 5, 6, 2]])
     memories, finals, pads = [], [], []
     for k in range(K):
@@ -123,7 +128,7 @@ def model_case(w, name, flat, seed):
         pads.append(torch.arange(width)[None, :] >= torch.tensor(lens)[:, None])
     s, c = comb(finals)
     feed = torch.zeros(2, H)
-    logits, weights = [], [[] for _ in range(K)]
+    logits, weights, shares = [], [[] for _ in range(K)], []
     y = tgt_embed(tgt_in)
     for t in range(tgt_in.shape[1]):
         s, c = decoder(torch.cat([y[:, t], feed], 1), (s, c))
@@ -132,18 +137,23 @@ def model_case(w, name, flat, seed):
             e = torch.einsum("bh,bsh->bs", s, mem @ scores[0].T).masked_fill(pad, float("-inf"))
             a = torch.softmax(e, 1)
             ctx = [torch.einsum("bs,bsh->bh", a, mem)]
-            offset = 0
+            offset, share = 0, []
             for k in range(K):
                 width = memories[k].shape[1]
                 weights[k].append(a[:, offset:offset + width])
+                share.append(a[:, offset:offset + width].sum(1))  # source k's attention mass
                 offset += width
         else:
-            ctx = []
+            ctx, share = [], []
             for k in range(K):
                 e = torch.einsum("bh,bsh->bs", s, memories[k] @ scores[k].T).masked_fill(pads[k], float("-inf"))
                 a = torch.softmax(e, 1)
                 ctx.append(torch.einsum("bs,bsh->bh", a, memories[k]))
                 weights[k].append(a)
+                # |W_c^k c^k_t|: the size of source k's part of ~s_t's pre-activation
+                share.append(torch.linalg.norm(ctx[-1] @ combine.weight[:, k * H:(k + 1) * H].T, dim=1))
+        share = torch.stack(share, 1)
+        shares.append((share / share.sum(1, keepdim=True)).detach())
         feed = torch.tanh(combine(torch.cat(ctx + [s], 1)))
         logits.append(out(feed))
     logits = torch.stack(logits, 1)
@@ -151,7 +161,7 @@ def model_case(w, name, flat, seed):
     (logits * r).sum().backward()
     w.case(name, src=torch.tensor(rows, dtype=torch.float64), lengths=torch.tensor(lengths, dtype=torch.float64),
            tgt_in=tgt_in.to(torch.float64), logits=logits, r=r,
-           **{"attention%d" % k: torch.stack(weights[k], 1) for k in range(K)},
+           **{"attention%d" % k: torch.stack(weights[k], 1) for k in range(K)}, share=torch.stack(shares, 1),
            **{n: p.detach() for n, p in named}, **{"grad_" + n: p.grad for n, p in named})
 
 
