@@ -594,6 +594,13 @@ class PrecompiledHeader(unittest.TestCase):
         km.shutdown_kernel(now=True)
         os.unlink(log)
 
+    def reads_the_header_at_its_include(self, kc, log):
+        """A kernel without the PCH: the #include reads the header, and the start line says so."""
+        reply, outputs = run(kc, '#include "attn_notebook.hpp"\nstd::cout << attn::tensor({1.0}).numel() << "\\n";')
+        self.assertEqual(reply["status"], "ok", outputs)
+        self.assertEqual(text(outputs), "1\n")
+        self.assertTrue(start_line(log).rstrip().endswith("pch none"), start_line(log))
+
     def test_the_built_header_is_used_and_its_inline_functions_run(self):
         km, kc, log = start_with({"ATTN_KERNEL_PCH": None})
         try:
@@ -625,10 +632,7 @@ class PrecompiledHeader(unittest.TestCase):
         try:
             km, kc, log = start_with({"ATTN_KERNEL_PCH": f.name})
             try:
-                reply, outputs = run(kc, '#include "attn_notebook.hpp"\nstd::cout << attn::tensor({1.0}).numel() << "\\n";')
-                self.assertEqual(reply["status"], "ok", outputs)
-                self.assertEqual(text(outputs), "1\n")
-                self.assertTrue(start_line(log).rstrip().endswith("pch none"), start_line(log))
+                self.reads_the_header_at_its_include(kc, log)
             finally:
                 self.stop(km, kc, log)
         finally:
@@ -639,10 +643,7 @@ class PrecompiledHeader(unittest.TestCase):
         try:
             reply, outputs = run(kc, "auto no_attn_yet = attn::tensor({1.0});")
             self.assertEqual(reply["status"], "error")  # nothing read before the #include
-            reply, outputs = run(kc, '#include "attn_notebook.hpp"\nstd::cout << attn::tensor({1.0}).numel() << "\\n";')
-            self.assertEqual(reply["status"], "ok", outputs)
-            self.assertEqual(text(outputs), "1\n")
-            self.assertTrue(start_line(log).rstrip().endswith("pch none"), start_line(log))
+            self.reads_the_header_at_its_include(kc, log)
         finally:
             self.stop(km, kc, log)
 
