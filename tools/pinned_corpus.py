@@ -93,7 +93,7 @@ def find_deb(folder, name, version=None):
     return hits[-1] if hits else None
 
 
-def fetch_deb(pkg, cache, apt_get, log):
+def fetch_deb(pkg, cache, apt_get, log, tool="pinned_corpus", what="catalogs"):
     """The pinned version from the cache or the archive, else the archive's current one."""
     name, version = pkg["name"], pkg["version"]
     deb = find_deb(cache, name, version)
@@ -115,8 +115,8 @@ def fetch_deb(pkg, cache, apt_get, log):
             if newest is None or os.path.getmtime(path) > os.path.getmtime(newest):
                 newest = path
     got = os.path.basename(newest)[len(name) + 1:].rsplit("_", 1)[0].replace("%3a", ":")
-    log(f"pinned_corpus: {name} {version} is no longer in the archive; trying {got} "
-        f"(accepted only if its catalogs are the recorded ones)")
+    log(f"{tool}: {name} {version} is no longer in the archive; trying {got} "
+        f"(accepted only if its {what} are the recorded ones)")
     return newest, got
 
 
