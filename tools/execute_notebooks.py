@@ -154,9 +154,14 @@ def execute(path, out_path, lib_hash, timeout, rerun_editable, log=None):
 
 
 def execute_logged(args):
-    """execute() in a worker process: its progress lines come back with its result."""
+    """execute() in a worker process: its progress lines come back with its result, and an
+    exception (a kernel that would not start, a cell past its timeout) as its failure."""
     log = []
-    failures, seconds, reruns = execute(*args, log=log)
+    start = time.time()
+    try:
+        failures, seconds, reruns = execute(*args, log=log)
+    except Exception as e:  # noqa: BLE001 - reported as this notebook's failure, the others go on
+        failures, seconds, reruns = ["%s: %s" % (type(e).__name__, str(e)[:500])], time.time() - start, 0
     return failures, seconds, reruns, log
 
 
@@ -186,15 +191,30 @@ def main():
         sys.exit(0 if check(args.notebooks, lib_hash) else 1)
     if args.out:
         os.makedirs(args.out, exist_ok=True)
-    failed = 0
     total = time.time()
     runs = [(p, os.path.join(args.out, os.path.basename(p)) if args.out else p) for p in args.notebooks]
+    pool = None
     if args.jobs > 1:
         from concurrent.futures import ProcessPoolExecutor
         pool = ProcessPoolExecutor(max_workers=args.jobs)
         results = pool.map(execute_logged, [(p, out, lib_hash, args.timeout, args.rerun_editable) for p, out in runs])
     else:
         results = (None for _ in runs)
+    try:
+        failed = report(args, runs, results, lib_hash)
+    except KeyboardInterrupt:
+        if pool:
+            pool.shutdown(wait=False, cancel_futures=True)  # the notebooks not started yet are not started
+        raise
+    if pool:
+        pool.shutdown()
+    print("%d notebooks, %d failed, %.1f s" % (len(args.notebooks), failed, time.time() - total))
+    sys.exit(1 if failed else 0)
+
+
+def report(args, runs, results, lib_hash):
+    """Prints each notebook's progress and result in the order given; returns how many failed."""
+    failed = 0
     for (p, out), result in zip(runs, results):
         print("%s:" % p, flush=True)
         if result is None:
@@ -215,8 +235,7 @@ def main():
         for f in failures:
             print("    " + f)
         failed += bool(failures)
-    print("%d notebooks, %d failed, %.1f s" % (len(args.notebooks), failed, time.time() - total))
-    sys.exit(1 if failed else 0)
+    return failed
 
 
 if __name__ == "__main__":

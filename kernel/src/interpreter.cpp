@@ -94,9 +94,12 @@ void Interpreter::start_engine() {
   const auto t0 = std::chrono::steady_clock::now();
   std::string pch = settings_.pch, why;
   if (!pch.empty() && !pch_loads(kernel_executable(), pch, why)) {
-    std::fprintf(stderr, "[attn kernel] not using the precompiled header %s: %s\n[attn kernel] cells read the headers "
-                 "they include (a few seconds for attn_notebook.hpp); `ninja -C build` makes the header again\n",
-                 pch.c_str(), why.c_str());
+    // To the kernel's log, never into a cell (fd 2 is the cells' stderr by now).
+    dprintf(output_->log_fd(),
+            "[attn kernel] not using the precompiled header %s: %s\n[attn kernel] cells read the headers they "
+            "include (seconds for attn_notebook.hpp); `ninja -C build kernel/attn-xcpp` (or tools/notebooks.sh) "
+            "makes it again; after a clang upgrade, delete it first\n",
+            pch.c_str(), why.c_str());
     pch.clear();
   }
   const auto t1 = std::chrono::steady_clock::now();
@@ -115,7 +118,8 @@ void Interpreter::start_engine() {
                 "}\n"
                 "}  // namespace attn_kernel_warm_up\n");
     if (r.status != RunResult::Status::ok)  // only slower: the first cell reads what it needs itself
-      std::fprintf(stderr, "[attn kernel] the warm-up input failed: %s\n%s", r.evalue.c_str(), r.diagnostics.c_str());
+      dprintf(output_->log_fd(), "[attn kernel] the warm-up input failed: %s\n%s", r.evalue.c_str(),
+              r.diagnostics.c_str());
   }
   engine_ = std::move(engine);
   if (const char* log = std::getenv("ATTN_KERNEL_TIMING")) {  // where the start's time goes (bench/kernel_latency.py)
