@@ -383,19 +383,26 @@ class Kernel(unittest.TestCase):
 
 class Rerun(unittest.TestCase):
     """Re-running cells that include headers (issue 34): each test a fresh
-    kernel, so the header is read for the first time by the cell under test.
-    A short deadline per cell: a kernel that dies or hangs fails the test
-    with a message instead of waiting for TIMEOUT."""
+    kernel. A short deadline per cell: a kernel that dies or hangs fails the
+    test with a message instead of waiting for TIMEOUT. Here with the
+    precompiled header, as learners run; RerunWithoutPch below runs the same
+    tests with every header read by the cell under test."""
 
     DEADLINE = 90  # seconds for one cell, the first attn cell included, on a busy machine
+    env = None     # environment variables of the kernel (None: as installed)
 
     def setUp(self):
-        self.km, self.kc = start()
+        if self.env:
+            self.km, self.kc, self.log = start_with(self.env)
+        else:
+            self.km, self.kc, self.log = *start(), None
 
     def tearDown(self):
         self.kc.stop_channels()
         if self.km.is_alive():
             self.km.shutdown_kernel(now=True)
+        if self.log:
+            os.unlink(self.log)
 
     def run_cell(self, code):
         try:
@@ -474,6 +481,16 @@ class Rerun(unittest.TestCase):
         self.assertEqual(reply["ename"], "UsageError")
         self.assertIn("%undo 1", reply["evalue"])
         self.assertEqual(self.ok('std::cout << kept_a << later.size() << "\\n";'), "31\n")
+
+
+class RerunWithoutPch(Rerun):
+    """Rerun's tests with ATTN_KERNEL_PCH=none: <iostream>, <map> and attn_notebook.hpp are read
+    by the cells themselves, the inputs the kernel may never undo (headers the PCH lacks)."""
+
+    env = {"ATTN_KERNEL_PCH": "none"}
+
+    def test_every_chapter_first_cell_with_a_definition_runs_twice(self):
+        self.skipTest("with the PCH only: 18 kernels each reading the header would take minutes")
 
 
 class History(unittest.TestCase):
