@@ -122,16 +122,14 @@ def breakdown(log):
     first_input = True
     with open(log) as f:
         for line in f:
-            m = re.match(r"pch check\s+([\d.]+) ms\s+interpreter \+ libattn\s+([\d.]+) ms\s+"
-                         r"warm-up\s+([\d.]+) ms\s+pch (\w+)", line)
+            m = re.match(r"pch check\s+([\d.]+) ms\s+interpreter \+ libattn\s+([\d.]+) ms\s+pch (\w+)", line)
             if m:
                 parts.setdefault("start: PCH check (a child kernel loads it)", []).append(float(m.group(1)))
                 parts.setdefault("start: interpreter made, libattn loaded", []).append(float(m.group(2)))
-                parts.setdefault("start: warm-up (a first cell's declarations read)", []).append(float(m.group(3)))
                 first_input = True
                 continue
             m = re.match(r"parse\+IR\s+([\d.]+) ms\s+jit\+run\s+([\d.]+) ms\s+(.*)", line)
-            if not m or "attn_kernel_pch_check" in line or "attn_kernel_warm_up" in line:
+            if not m or "attn_kernel_pch_check" in line:
                 continue
             if m.group(3).startswith("#include"):
                 name = "first cell: its #include lines"

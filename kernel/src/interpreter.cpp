@@ -105,29 +105,12 @@ void Interpreter::start_engine() {
   const auto t1 = std::chrono::steady_clock::now();
   auto engine = std::make_unique<Engine>(settings_.compiler_args, pch);
   engine->load_library(settings_.library);  // throws: the first cell shows why, later ones say to restart
-  const auto t2 = std::chrono::steady_clock::now();
-  // What a first attn cell reads from the PCH (Tensor, its ops, backward, printing), read now
-  // while the learner reads the notebook's first markdown: a function that is never called, so
-  // nothing is compiled or run, and its name is the kernel's own.
-  if (!pch.empty()) {
-    RunResult r = engine->run("namespace attn_kernel_warm_up {\n"
-                "inline void first_cell() {\n"
-                "  attn::Tensor x = attn::tensor({1.0, 2.0}, true);\n"
-                "  attn::sum(attn::softmax(x * x, 0) + attn::tanh(x)).backward();\n"
-                "  std::cout << x << x.grad() << attn::shape_str(x.shape()) << std::endl;\n"
-                "}\n"
-                "}  // namespace attn_kernel_warm_up\n");
-    if (r.status != RunResult::Status::ok)  // only slower: the first cell reads what it needs itself
-      dprintf(output_->log_fd(), "[attn kernel] the warm-up input failed: %s\n%s", r.evalue.c_str(),
-              r.diagnostics.c_str());
-  }
   engine_ = std::move(engine);
   if (const char* log = std::getenv("ATTN_KERNEL_TIMING")) {  // where the start's time goes (bench/kernel_latency.py)
     if (FILE* f = std::fopen(log, "a")) {
       using ms = std::chrono::duration<double, std::milli>;
-      std::fprintf(f, "pch check %8.1f ms  interpreter + libattn %8.1f ms  warm-up %8.1f ms  pch %s\n",
-                   ms(t1 - t0).count(), ms(t2 - t1).count(), ms(std::chrono::steady_clock::now() - t2).count(),
-                   engine_->pch().empty() ? "none" : "used");
+      std::fprintf(f, "pch check %8.1f ms  interpreter + libattn %8.1f ms  pch %s\n", ms(t1 - t0).count(),
+                   ms(std::chrono::steady_clock::now() - t1).count(), engine_->pch().empty() ? "none" : "used");
       std::fclose(f);
     }
   }

@@ -592,7 +592,7 @@ def start_with(env):
 
 
 def start_line(log):
-    """The kernel's timing line for its start ("pch check ... warm-up ... pch used|none"), once written."""
+    """The kernel's timing line for its start ("pch check ... pch used|none"), once written."""
     for _ in range(600):
         with open(log) as f:
             lines = [l for l in f if l.startswith("pch check")]
