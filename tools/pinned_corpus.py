@@ -55,7 +55,8 @@ def default_cache():
     return os.path.join(base, "attn", "debs")
 
 
-def load_manifest(path):
+def load_manifest(path, keys=("suite", "languages", "packages"), entry_keys=("name", "version", "catalogs")):
+    """The manifest at path, with every key and every package entry's keys checked."""
     try:
         with open(path, encoding="utf-8") as f:
             m = json.load(f)
@@ -63,11 +64,11 @@ def load_manifest(path):
         raise PinError(f"{path}: cannot read the manifest ({e.strerror})")
     except json.JSONDecodeError as e:
         raise PinError(f"{path}: not valid JSON ({e})")
-    for key in ("suite", "languages", "packages"):
+    for key in keys:
         if key not in m:
             raise PinError(f"{path}: the manifest has no '{key}'")
     for p in m["packages"]:
-        for key in ("name", "version", "catalogs"):
+        for key in entry_keys:
             if key not in p:
                 raise PinError(f"{path}: package entry {p.get('name', '?')} has no '{key}'")
     return m
@@ -120,10 +121,10 @@ def fetch_deb(pkg, cache, apt_get, log, tool="pinned_corpus", what="catalogs"):
     return newest, got
 
 
-def unpack_catalogs(deb, members, into):
-    """Extracts the named members (paths under usr/share/locale) of a .deb into a folder."""
+def unpack_catalogs(deb, members, into, under="usr/share/locale"):
+    """Extracts the named members (paths under `under`) of a .deb into a folder."""
     dpkg = subprocess.Popen(["dpkg-deb", "--fsys-tarfile", deb], stdout=subprocess.PIPE)
-    tar = subprocess.run(["tar", "-x", "-C", into] + ["./usr/share/locale/" + m for m in members],
+    tar = subprocess.run(["tar", "-x", "-C", into] + [f"./{under}/{m}" for m in members],
                          stdin=dpkg.stdout, stderr=subprocess.PIPE, text=True)
     dpkg.stdout.close()
     dpkg.wait()

@@ -41,6 +41,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import pinned_corpus  # noqa: E402
 from pinned_corpus import PinError, apt_download, default_cache, fetch_deb, sha256_file  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -52,21 +53,8 @@ TOOL = "pinned_manpages"
 
 
 def load_manifest(path):
-    try:
-        with open(path, encoding="utf-8") as f:
-            m = json.load(f)
-    except OSError as e:
-        raise PinError(f"{path}: cannot read the manifest ({e.strerror})")
-    except json.JSONDecodeError as e:
-        raise PinError(f"{path}: not valid JSON ({e})")
-    for key in ("suite", "sections", "packages"):
-        if key not in m:
-            raise PinError(f"{path}: the manifest has no '{key}'")
-    for p in m["packages"]:
-        for key in ("name", "version", "pages"):
-            if key not in p:
-                raise PinError(f"{path}: package entry {p.get('name', '?')} has no '{key}'")
-    return m
+    return pinned_corpus.load_manifest(path, keys=("suite", "sections", "packages"),
+                                       entry_keys=("name", "version", "pages"))
 
 
 def english_page(member, sections):
@@ -87,14 +75,7 @@ def is_redirect(path):
 
 def unpack(deb, members, into):
     """Extracts the named pages (paths under usr/share/man) of a .deb into a folder."""
-    dpkg = subprocess.Popen(["dpkg-deb", "--fsys-tarfile", deb], stdout=subprocess.PIPE)
-    tar = subprocess.run(["tar", "-x", "-C", into] + ["./usr/share/man/" + m for m in members],
-                         stdin=dpkg.stdout, stderr=subprocess.PIPE, text=True)
-    dpkg.stdout.close()
-    dpkg.wait()
-    if dpkg.returncode != 0:
-        raise PinError(f"{deb}: dpkg-deb cannot read it (a damaged download? delete it and fetch again)")
-    return tar.stderr
+    return pinned_corpus.unpack_catalogs(deb, members, into, under="usr/share/man")
 
 
 def pages_digest(m):
