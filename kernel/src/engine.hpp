@@ -31,7 +31,7 @@ void stop_cell();
 class Engine {
  public:
   // args: compiler flags (-std=c++17, -I..., -D..., -resource-dir ...). pch: a precompiled
-  // header made with the same flags (kernel/meson.build), read before every input; "" for none.
+  // header made with the same flags (kernel/meson.build), loaded once, at the start; "" for none.
   Engine(const std::vector<std::string>& args, const std::string& pch);
   ~Engine();
 

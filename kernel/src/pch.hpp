@@ -1,5 +1,5 @@
 // The course's header, precompiled (kernel/meson.build makes build/kernel/attn_notebook.pch
-// with clang 19 and the cells' flags): the interpreter reads it before every input, so the
+// with clang 19 and the cells' flags): the interpreter loads it once, at its start, so the
 // first cell finds attn's names without parsing xtensor (seconds) and instantiates nothing
 // the header already did.
 //

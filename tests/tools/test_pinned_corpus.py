@@ -58,6 +58,18 @@ FAKE_APT = textwrap.dedent("""\
     cp "$f" .
     """)
 
+def fake_archive():
+    """A temporary folder, an empty archive in it, and the fake apt-get that serves it."""
+    tmp = tempfile.mkdtemp()
+    archive = os.path.join(tmp, "archive")
+    os.makedirs(archive)
+    apt = os.path.join(tmp, "apt-get")
+    with open(apt, "w") as f:
+        f.write(FAKE_APT)
+    os.chmod(apt, 0o755)
+    return tmp, archive, apt
+
+
 MO_A = b"catalog a: " + bytes(range(256))
 MO_B = b"catalog b, french"
 MO_B_DE = b"catalog b, german"
@@ -65,13 +77,7 @@ MO_B_DE = b"catalog b, german"
 
 class PinnedCorpus(unittest.TestCase):
     def setUp(self):
-        self.tmp = tempfile.mkdtemp()
-        self.archive = os.path.join(self.tmp, "archive")
-        os.makedirs(self.archive)
-        self.apt = os.path.join(self.tmp, "apt-get")
-        with open(self.apt, "w") as f:
-            f.write(FAKE_APT)
-        os.chmod(self.apt, 0o755)
+        self.tmp, self.archive, self.apt = fake_archive()
         loc = "usr/share/locale/{}/LC_MESSAGES/{}"
         make_deb(self.archive, "pkga", "1.0", {loc.format("fr", "a.mo"): MO_A,
                                                loc.format("es", "a.mo"): b"not pinned"})

@@ -18,7 +18,7 @@ import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_pinned_corpus import FAKE_APT, make_deb, sha  # noqa: E402  (the same fake archive)
+from test_pinned_corpus import fake_archive, make_deb, sha  # noqa: E402  (the same fake archive)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SCRIPT = os.path.join(ROOT, "tools", "pinned_manpages.py")
@@ -42,13 +42,7 @@ MAN = "usr/share/man/"
 
 class PinnedManpages(unittest.TestCase):
     def setUp(self):
-        self.tmp = tempfile.mkdtemp()
-        self.archive = os.path.join(self.tmp, "archive")
-        os.makedirs(self.archive)
-        self.apt = os.path.join(self.tmp, "apt-get")
-        with open(self.apt, "w") as f:
-            f.write(FAKE_APT)
-        os.chmod(self.apt, 0o755)
+        self.tmp, self.archive, self.apt = fake_archive()
         make_deb(self.archive, "pkgdev", "1.0", {MAN + "man2/open.2.gz": OPEN, MAN + "man2/creat.2.gz": ALIAS,
                                                  MAN + "fr/man2/open.2.gz": page("open", 2, "En français."),
                                                  MAN + "man7/signal.7.gz": page("signal", 7, "Not pinned.")})
