@@ -82,6 +82,11 @@ const MultiSourceConfig& checked(const MultiSourceConfig& c) {
   if (c.sources > 1 && (c.sep_id < 0 || std::size_t(c.sep_id) >= c.src_vocab))
     throw ValueError("MultiSourceSeq2Seq: " + std::to_string(c.sources) + " sources need sep_id, the id of <sep> in the " +
                      "packed vocabulary (0.." + std::to_string(c.src_vocab - 1) + "), got " + std::to_string(c.sep_id));
+  // Vocab::id gives <unk> for a word it lacks: a <sep> missing from the vocabulary would make
+  // every unknown word split its row.
+  if (c.sources > 1 && data::Vocab::is_special(c.sep_id))
+    throw ValueError("MultiSourceSeq2Seq: sep_id " + std::to_string(c.sep_id) +
+                     " is a special id (<pad>, <bos>, <eos>, <unk>): is \"" + "<sep>" + "\" in the packed vocabulary?");
   return c;
 }
 
@@ -141,7 +146,7 @@ std::string MultiSourceSeq2Seq::extra_repr() const {
 DecoderState MultiSourceSeq2Seq::start(const Index& src, const std::vector<std::size_t>& src_lengths) {
   const SplitSources split = split_sources(src, src_lengths, config.sep_id, config.sources);
   DecoderState state;
-  state.src_lengths = src_lengths;
+  state.src_lengths = split.lengths[0];  // those of "source.0", the main attention
   std::vector<nn::LSTMState> finals;
   std::vector<Tensor> memories, valids;
   for (std::size_t k = 0; k < config.sources; ++k) {
@@ -205,7 +210,8 @@ Tensor MultiSourceSeq2Seq::decode(DecoderState& state, const Tensor& y_prev) {
     attentional = tanh(combine(concat({select(a.context, 1, 0), s.h}, 1)));      // ~s_t: [B, H]
   }
   Tensor share = concat(shares, 1);                                              // [B, K]
-  state.attention["share"] = share / sum(share, {1}, true);
+  // (+1e-30: a separate model whose contexts all vanish, e.g. W_c zeroed, shares 0, not NaN)
+  state.attention["share"] = share / (sum(share, {1}, true) + 1e-30);
   state.tensors["feed"] = attentional;
   return attentional;
 }
