@@ -70,12 +70,6 @@ namespace {
 
 static_assert(data::Vocab::pad_id == 0, "split_sources pads with zeros");
 
-nn::RNNOptions batch_first() {
-  nn::RNNOptions options;
-  options.batch_first = true;
-  return options;
-}
-
 const MultiSourceConfig& checked(const MultiSourceConfig& c) {
   if (c.sources == 0 || c.src_vocab == 0 || c.tgt_vocab == 0 || c.embed_dim == 0 || c.hidden_dim == 0)
     throw ValueError("MultiSourceSeq2Seq: every size in the config must be positive");
@@ -124,7 +118,7 @@ MultiSourceSeq2Seq::MultiSourceSeq2Seq(const MultiSourceConfig& cfg)
       out(cfg.hidden_dim, cfg.tgt_vocab) {
   register_module("src_embed", src_embed);
   register_module("tgt_embed", tgt_embed);
-  for (std::size_t k = 0; k < cfg.sources; ++k) encoders.emplace_back(cfg.embed_dim, cfg.hidden_dim, batch_first());
+  for (std::size_t k = 0; k < cfg.sources; ++k) encoders.emplace_back(cfg.embed_dim, cfg.hidden_dim, nn::batch_first());
   register_module("encoders", encoders);
   register_module("combiner", *combiner);
   const std::size_t n_attentions = cfg.attention == MultiSourceAttention::Separate ? cfg.sources : 1;
