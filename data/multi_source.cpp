@@ -33,6 +33,7 @@ std::vector<TwoTranslations> join_translations(const std::vector<std::pair<std::
 }
 
 Tokens pack_sources(const std::vector<Tokens>& sources) {
+  if (sources.empty()) throw ValueError("pack_sources: no sources to pack");
   Tokens packed;
   for (std::size_t k = 0; k < sources.size(); ++k) {
     if (sources[k].empty()) throw ValueError("pack_sources: source " + std::to_string(k) + " is empty");

@@ -8,13 +8,6 @@ namespace attn::models {
 
 namespace {
 
-nn::RNNOptions bidirectional() {
-  nn::RNNOptions options;
-  options.batch_first = true;
-  options.bidirectional = true;
-  return options;
-}
-
 const EncoderSizes& checked(const std::string& name, const EncoderSizes& s) {
   if (s.src_vocab == 0 || s.tgt_vocab == 0 || s.embed_dim == 0 || s.encoder_dim == 0 || s.decoder_dim == 0)
     throw ValueError(name + ": every size in the config must be positive");
@@ -27,7 +20,7 @@ BidirectionalEncoderSeq2Seq::BidirectionalEncoderSeq2Seq(const std::string& name
     : Seq2Seq(name),
       src_embed(checked(name, sizes).src_vocab, sizes.embed_dim, data::Vocab::pad_id),
       tgt_embed(sizes.tgt_vocab, sizes.embed_dim, data::Vocab::pad_id),
-      encoder(sizes.embed_dim, sizes.encoder_dim, bidirectional()),
+      encoder(sizes.embed_dim, sizes.encoder_dim, nn::batch_first(/*bidirectional=*/true)),
       init(2 * sizes.encoder_dim, sizes.decoder_dim) {
   register_module("src_embed", src_embed);
   register_module("tgt_embed", tgt_embed);

@@ -15,13 +15,6 @@ namespace attn::models {
 
 namespace {
 
-nn::RNNOptions bidirectional_batch_first() {
-  nn::RNNOptions o;
-  o.bidirectional = true;
-  o.batch_first = true;
-  return o;
-}
-
 const LASConfig& checked(const LASConfig& c) {
   if (c.n_mels == 0 || c.vocab == 0 || c.listener_dim == 0 || c.embed_dim == 0 || c.speller_dim == 0 ||
       c.speller_layers == 0 || c.attention_dim == 0)
@@ -59,7 +52,7 @@ std::string shortest(double v) {
 ListenAttendSpell::ListenAttendSpell(const LASConfig& cfg)
     : IncrementalDecoder("ListenAttendSpell"),
       config(checked(cfg)),
-      listener(cfg.n_mels, cfg.listener_dim, bidirectional_batch_first()),
+      listener(cfg.n_mels, cfg.listener_dim, nn::batch_first(/*bidirectional=*/true)),
       embed(cfg.vocab, cfg.embed_dim, data::Vocab::pad_id),
       phi({cfg.speller_dim, cfg.attention_dim, cfg.attention_dim}, nn::Activation::ReLU),
       psi({2 * cfg.listener_dim, cfg.attention_dim, cfg.attention_dim}, nn::Activation::ReLU),

@@ -41,12 +41,6 @@ LuongAttention luong_attention_from_name(const std::string& name) {
 
 namespace {
 
-nn::RNNOptions batch_first() {
-  nn::RNNOptions options;
-  options.batch_first = true;
-  return options;
-}
-
 const LuongConfig& checked(const LuongConfig& c) {
   if (c.src_vocab == 0 || c.tgt_vocab == 0 || c.embed_dim == 0 || c.hidden_dim == 0 || c.attention_dim == 0)
     throw ValueError("LuongSeq2Seq: every size in the config must be positive");
@@ -71,7 +65,7 @@ LuongSeq2Seq::LuongSeq2Seq(const LuongConfig& cfg)
       config(checked(cfg)),
       src_embed(cfg.src_vocab, cfg.embed_dim, data::Vocab::pad_id),
       tgt_embed(cfg.tgt_vocab, cfg.embed_dim, data::Vocab::pad_id),
-      encoder(cfg.embed_dim, cfg.hidden_dim, batch_first()),
+      encoder(cfg.embed_dim, cfg.hidden_dim, nn::batch_first()),
       decoder(cfg.embed_dim + (cfg.input_feeding ? cfg.hidden_dim : 0), cfg.hidden_dim),
       combine(2 * cfg.hidden_dim, cfg.hidden_dim, /*bias=*/false),
       out(cfg.hidden_dim, cfg.tgt_vocab) {

@@ -70,18 +70,17 @@ namespace {
 
 static_assert(data::Vocab::pad_id == 0, "split_sources pads with zeros");
 
-nn::RNNOptions batch_first() {
-  nn::RNNOptions options;
-  options.batch_first = true;
-  return options;
-}
-
 const MultiSourceConfig& checked(const MultiSourceConfig& c) {
   if (c.sources == 0 || c.src_vocab == 0 || c.tgt_vocab == 0 || c.embed_dim == 0 || c.hidden_dim == 0)
     throw ValueError("MultiSourceSeq2Seq: every size in the config must be positive");
   if (c.sources > 1 && (c.sep_id < 0 || std::size_t(c.sep_id) >= c.src_vocab))
     throw ValueError("MultiSourceSeq2Seq: " + std::to_string(c.sources) + " sources need sep_id, the id of <sep> in the " +
                      "packed vocabulary (0.." + std::to_string(c.src_vocab - 1) + "), got " + std::to_string(c.sep_id));
+  // Vocab::id gives <unk> for a word it lacks: a <sep> missing from the vocabulary would make
+  // every unknown word split its row.
+  if (c.sources > 1 && data::Vocab::is_special(c.sep_id))
+    throw ValueError("MultiSourceSeq2Seq: sep_id " + std::to_string(c.sep_id) +
+                     " is a special id (<pad>, <bos>, <eos>, <unk>): is \"" + "<sep>" + "\" in the packed vocabulary?");
   return c;
 }
 
@@ -119,7 +118,7 @@ MultiSourceSeq2Seq::MultiSourceSeq2Seq(const MultiSourceConfig& cfg)
       out(cfg.hidden_dim, cfg.tgt_vocab) {
   register_module("src_embed", src_embed);
   register_module("tgt_embed", tgt_embed);
-  for (std::size_t k = 0; k < cfg.sources; ++k) encoders.emplace_back(cfg.embed_dim, cfg.hidden_dim, batch_first());
+  for (std::size_t k = 0; k < cfg.sources; ++k) encoders.emplace_back(cfg.embed_dim, cfg.hidden_dim, nn::batch_first());
   register_module("encoders", encoders);
   register_module("combiner", *combiner);
   const std::size_t n_attentions = cfg.attention == MultiSourceAttention::Separate ? cfg.sources : 1;
@@ -141,7 +140,7 @@ std::string MultiSourceSeq2Seq::extra_repr() const {
 DecoderState MultiSourceSeq2Seq::start(const Index& src, const std::vector<std::size_t>& src_lengths) {
   const SplitSources split = split_sources(src, src_lengths, config.sep_id, config.sources);
   DecoderState state;
-  state.src_lengths = src_lengths;
+  state.src_lengths = split.lengths[0];  // those of "source.0", the main attention
   std::vector<nn::LSTMState> finals;
   std::vector<Tensor> memories, valids;
   for (std::size_t k = 0; k < config.sources; ++k) {
@@ -205,7 +204,8 @@ Tensor MultiSourceSeq2Seq::decode(DecoderState& state, const Tensor& y_prev) {
     attentional = tanh(combine(concat({select(a.context, 1, 0), s.h}, 1)));      // ~s_t: [B, H]
   }
   Tensor share = concat(shares, 1);                                              // [B, K]
-  state.attention["share"] = share / sum(share, {1}, true);
+  // (+1e-30: a separate model whose contexts all vanish, e.g. W_c zeroed, shares 0, not NaN)
+  state.attention["share"] = share / (sum(share, {1}, true) + 1e-30);
   state.tensors["feed"] = attentional;
   return attentional;
 }

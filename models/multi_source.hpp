@@ -6,9 +6,12 @@
 //   start      (s_0, c_0) = combine((h^1_m, c^1_m), ..., (h^K_m, c^K_m))
 //              basic or child-sum (nn/state_combiner.hpp)
 //   decoder    s_t = LSTMCell([y_{t-1}; ~s_{t-1}], s_{t-1})   input feeding, ~s_0 = 0
-//   attention  separate (the paper's): one attention per source, general score
+//   attention  separate (the paper's combination): one attention per source, general score
 //                a^k_tj = softmax_j(s_t^T W_k h^k_j),  c^k_t = sum_j a^k_tj h^k_j
 //                ~s_t = tanh(W_c [c^1_t; ...; c^K_t; s_t])
+//              The paper writes [s_t; c^1_t; c^2_t], the same model up to the order of W_c's
+//              columns (kept as chapter 3's [c_t; s_t]; the share below reads W_c's column
+//              block k as W_c^k), and uses local-p attention where this one is global.
 //              flat (simpler): ONE softmax over the states of all sources together
 //                a_tj over j in [h^1; ...; h^K],  c_t = sum_j a_tj h_j,  ~s_t = tanh(W_c [c_t; s_t])
 //   output     p(y_t | y_<t, x^1..x^K) = softmax(W_s ~s_t + b_s)
@@ -79,9 +82,11 @@ class MultiSourceSeq2Seq : public Seq2Seq {
   explicit MultiSourceSeq2Seq(const MultiSourceConfig& config);
 
   Tensor forward(const Index& src, const std::vector<std::size_t>& src_lengths, const Index& tgt_in) override;
-  // state.tensors: per source k "memory.k" h^k [B, S_k, H], "keys.k" W_k h^k (separate),
-  // "valid.k" [B, S_k] (1 on the source's words); flat: "memory" and "keys" over all
-  // sources [B, S_1 + ... + S_K, H]; decoder "h", "c", "feed" [B, H].
+  // state.tensors: always "valid.k" [B, S_k] (1 on source k's words) and the decoder's "h",
+  // "c", "feed" [B, H]; separate: per source k "memory.k" h^k [B, S_k, H] and "keys.k" W_k h^k;
+  // flat: "memory" and "keys" over all sources [B, S_1 + ... + S_K, H].
+  // state.src_lengths: the first source's lengths, those of main_attention() (beam search's
+  // coverage penalty and alignment scores read the two together).
   // step() sets state.attention "source.k" [B, S_k] (a flat softmax's slice for source k)
   // and "share" [B, K], how much of ~s_t each source gave, each row summing to 1:
   //   flat:     the attention weight on source k's states, sum_{j in source k} a_tj

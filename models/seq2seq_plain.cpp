@@ -10,12 +10,6 @@ namespace attn::models {
 
 namespace {
 
-nn::RNNOptions batch_first() {
-  nn::RNNOptions options;
-  options.batch_first = true;
-  return options;
-}
-
 std::size_t checked(std::size_t value, const char* name) {
   if (value == 0) throw ValueError(std::string("PlainSeq2Seq: ") + name + " must be positive");
   return value;
@@ -28,8 +22,8 @@ PlainSeq2Seq::PlainSeq2Seq(const PlainSeq2SeqConfig& config)
       config(config),
       src_embed(checked(config.src_vocab, "src_vocab"), checked(config.embed_dim, "embed_dim"), data::Vocab::pad_id),
       tgt_embed(checked(config.tgt_vocab, "tgt_vocab"), config.embed_dim, data::Vocab::pad_id),
-      encoder(config.embed_dim, checked(config.hidden_dim, "hidden_dim"), batch_first()),
-      decoder(config.embed_dim + config.hidden_dim, config.hidden_dim, batch_first()),
+      encoder(config.embed_dim, checked(config.hidden_dim, "hidden_dim"), nn::batch_first()),
+      decoder(config.embed_dim + config.hidden_dim, config.hidden_dim, nn::batch_first()),
       out(config.hidden_dim, config.tgt_vocab) {
   register_module("src_embed", src_embed);
   register_module("tgt_embed", tgt_embed);

@@ -5,17 +5,6 @@
 
 namespace attn::nn {
 
-namespace {
-
-RNNOptions bidirectional_batch_first() {
-  RNNOptions o;
-  o.bidirectional = true;
-  o.batch_first = true;
-  return o;
-}
-
-}  // namespace
-
 Tensor pair_steps(const Tensor& x) {
   if (x.dim() != 3) throw ShapeError("pair_steps: expected x [B, T, F], got shape " + shape_str(x.shape()));
   const std::size_t B = x.size(0), T = x.size(1), F = x.size(2);
@@ -36,7 +25,7 @@ PyramidalLSTM::PyramidalLSTM(std::size_t input_size_, std::size_t hidden_size_)
     : Module("PyramidalLSTM"),
       input_size(input_size_),
       hidden_size(hidden_size_),
-      lstm(2 * input_size_, hidden_size_, bidirectional_batch_first()) {
+      lstm(2 * input_size_, hidden_size_, batch_first(/*bidirectional=*/true)) {
   if (input_size == 0 || hidden_size == 0)
     throw ValueError("PyramidalLSTM: input_size and hidden_size must be positive, got " + std::to_string(input_size) +
                      " and " + std::to_string(hidden_size));

@@ -46,6 +46,15 @@ struct RNNOptions {
   Nonlinearity nonlinearity = Nonlinearity::Tanh;  // RNN only
 };
 
+// The options every model of the course uses: batch-first [B, T, features], one direction
+// or both.  nn::LSTM encoder(E, H, nn::batch_first());  nn::batch_first(/*bidirectional=*/true)
+inline RNNOptions batch_first(bool bidirectional = false) {
+  RNNOptions options;
+  options.batch_first = true;
+  options.bidirectional = bidirectional;
+  return options;
+}
+
 // The valid length of each sequence of a padded batch: from a std::vector<std::size_t>,
 // an attn::Index, or a brace list {5, 3, 4}. Empty: every sequence is full length.
 struct Lengths {

@@ -6,8 +6,8 @@ namespace attn::nn {
 
 namespace {
 
-std::size_t positive(std::size_t value, const char* what) {
-  if (value == 0) throw ValueError(std::string("StateCombiner: ") + what + " must be positive");
+std::size_t positive(std::size_t value, const std::string& op, const char* what) {
+  if (value == 0) throw ValueError(op + ": " + what + " must be positive");
   return value;
 }
 
@@ -16,7 +16,7 @@ std::string shape_of(const Tensor& t) { return t.defined() ? shape_str(t.shape()
 }  // namespace
 
 StateCombiner::StateCombiner(const std::string& name, std::size_t hidden, std::size_t k)
-    : Module(name), hidden_size(positive(hidden, "hidden_size")), sources(positive(k, "sources")) {}
+    : Module(name), hidden_size(positive(hidden, name, "hidden_size")), sources(positive(k, name, "sources")) {}
 
 std::string StateCombiner::extra_repr() const {
   return "hidden_size=" + std::to_string(hidden_size) + ", sources=" + std::to_string(sources);

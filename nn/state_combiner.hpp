@@ -1,6 +1,7 @@
 // Several encoders, one decoder: how Zoph & Knight (2016, "Multi-Source Neural Translation",
 // section 3) turn the final states of K source encoders (h^k, c^k) into the one state the
-// decoder starts from. Two ways, both from the paper:
+// decoder starts from. Two ways, both from the paper (which writes the gates without biases;
+// here each child-sum gate has one, as an LSTM's):
 //
 //   Basic      h = tanh(W_c [h^1; ...; h^K])          c = c^1 + ... + c^K
 //   Child-sum  i = sigmoid(W_i [h^1; ...; h^K] + b_i)  the input gate, as an LSTM's, over all sources
@@ -9,10 +10,12 @@
 //              f^k = sigmoid(W_f^k h^k + b_f^k)        one forget gate per source, from that source only
 //              c = i * u + sum_k f^k * c^k             h = o * tanh(c)
 //
-// Child-sum is the Child-Sum Tree-LSTM node of Tai, Socher & Manning (2015) with the sources
-// as its children: an LSTM step whose "previous states" are the K encoders' final states,
-// each with a forget gate of its own, so that the model learns how much of each source's
-// cell to keep.
+// Child-sum is named after the Child-Sum Tree-LSTM node of Tai, Socher & Manning (2015), with
+// the sources as its children, but it is not that node: Tai's gates read the SUM of the
+// children's h through shared weights, here they read [h^1; ...; h^K], so each source has
+// weights of its own. It is an LSTM step whose "previous states" are the K encoders' final
+// states, each with a forget gate of its own, so that the model learns how much of each
+// source's cell to keep.
 //
 //   attn::nn::ChildSumStateCombiner combine(64, 2);
 //   attn::nn::LSTMState s0 = combine({en_final, de_final});  // each h, c [B, 64] -> s0.h, s0.c [B, 64]

@@ -155,6 +155,9 @@ def render(path):
     """The page laid out by groff as plain text lines (no bold, underline or overstrike)."""
     with gzip.open(path, "rb") as f:
         roff = f.read()
+    # -rHY=0 turns hyphenation off for man(7) pages only; mdoc(7) pages call .hy themselves.
+    # An empty .hy macro shadows the request, so no page can turn it back on.
+    roff = b".de hy\n..\n.nh\n" + roff
     r = subprocess.run(["groff", "-t", "-man", "-Tutf8", "-rLL=78n", "-rHY=0", "-dAD=l", "-P-cbou"],
                        input=roff, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                        env=dict(os.environ, LC_ALL="C.UTF-8"))
@@ -223,6 +226,8 @@ def check_corpus(args, log=print):
     want = m.get("corpus")
     if not want:
         raise PinError(f"{args.manifest}: no corpus checksum recorded")
+    if not os.path.isfile(args.file):
+        raise PinError(f"{args.file}: no such file (made by: {want['command']})")
     got = sha256_file(args.file)
     if got != want["sha256"]:
         raise PinError(f"{args.file}: sha256 {got}, the pinned corpus has {want['sha256']} "

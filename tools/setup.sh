@@ -8,7 +8,9 @@
 #   --with-corpus: the pinned French and German message catalogs of chapter 10
 #   (data/pinned/gettext-bookworm.json): tools/pinned_corpus.py fetch downloads their
 #   packages with apt-get download (no install, no root), checks every catalog's SHA-256
-#   and unpacks them into ./locale; then: attn corpus gettext --locale-dir locale
+#   and unpacks them into ./locale; then: attn corpus gettext --locale-dir locale;
+#   and the pinned manual pages of chapter 18 (data/pinned/manpages-bookworm.json),
+#   checked, into ./manpages, rendered into ./manpages.jsonl and that file checked
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -53,4 +55,10 @@ if [ -n "$with_corpus" ]; then
   # The pinned catalogs of data/pinned/gettext-bookworm.json, checked, into ./locale.
   python3 tools/pinned_corpus.py fetch
   echo "setup: build the corpus with: build/cli/attn corpus gettext --locale-dir locale --out en-fr.tsv"
+  # Chapter 18's documents: the pinned manual pages, rendered once (about a minute), then checked.
+  python3 tools/pinned_manpages.py fetch
+  if ! python3 tools/pinned_manpages.py check-corpus manpages.jsonl >/dev/null 2>&1; then
+    python3 tools/pinned_manpages.py corpus --out manpages.jsonl
+    python3 tools/pinned_manpages.py check-corpus manpages.jsonl
+  fi
 fi

@@ -7,6 +7,7 @@
 //   std::cout << attn::viz::terminal_heatmap(weights, rows, cols);
 #pragma once
 
+#include "attention_text.hpp"
 #include "grid_plot.hpp"
 #include "heads.hpp"
 #include "heatmap.hpp"

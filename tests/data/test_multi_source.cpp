@@ -36,6 +36,7 @@ TEST_CASE("pack_sources puts <sep> between the sources, and refuses what could n
   CHECK(attn::data::pack_sources({{"quit"}}) == Tokens{"quit"});
   CHECK(attn::data::pack_sources({{"a"}, {"b"}, {"c"}}) == Tokens{"a", "<sep>", "b", "<sep>", "c"});
   CHECK_THROWS_WITH_SUBSTR(attn::data::pack_sources({{"a"}, {}}), attn::ValueError, "source 1 is empty");
+  CHECK_THROWS_WITH_SUBSTR(attn::data::pack_sources({}), attn::ValueError, "no sources to pack");
   CHECK_THROWS_WITH_SUBSTR(attn::data::pack_sources({{"a", "<sep>"}, {"b"}}), attn::ValueError,
                            "source 0 holds the separator token <sep>");
 }

@@ -192,6 +192,11 @@ TEST_CASE("MultiSourceSeq2Seq: the separate model's share is |W_c^k c^k| over th
     }
     CHECK(share(row, 0) == doctest::Approx(norms[0] / (norms[0] + norms[1])).epsilon(1e-12));
   }
+  // W_c zeroed: no source moves ~s_t, and each shares 0 (not 0 / 0)
+  model.combine.weight = attn::zeros_like(model.combine.weight);
+  model.step(state, bos);
+  const xt::xarray<double> none = state.attention.at("share").to_array();  // [B, 2]
+  CHECK(xt::all(xt::equal(none, 0.0)));
 }
 
 TEST_CASE("split_sources cuts packed rows at <sep>, and names a row that cannot be cut") {
@@ -248,6 +253,12 @@ TEST_CASE("MultiSourceSeq2Seq: greedy and beam decoding through the Seq2Seq inte
       CHECK(hypothesis.log_prob == doctest::Approx(teacher_forced).epsilon(1e-9));
     }
   }
+  // GNMT's coverage penalty reads the main attention ("source.0") with state.src_lengths: they
+  // must describe the same source, the first, not the packed row.
+  opt.coverage_penalty = 0.2;
+  auto covered = attn::models::beam_search(model, b.src, b.lengths, opt);
+  REQUIRE(covered.size() == 2);
+  CHECK(std::isfinite(covered[0].score));
 }
 
 TEST_CASE("MultiSourceSeq2Seq: bad input is named") {
@@ -256,6 +267,8 @@ TEST_CASE("MultiSourceSeq2Seq: bad input is named") {
   CHECK_THROWS_WITH_SUBSTR(MultiSourceSeq2Seq{c}, attn::ValueError, "2 sources need sep_id");
   c.sep_id = 9;
   CHECK_THROWS_WITH_SUBSTR(MultiSourceSeq2Seq{c}, attn::ValueError, "(0..8), got 9");
+  c.sep_id = attn::data::Vocab::unk_id;  // what packed_vocab.id("<sep>") gives when <sep> is missing
+  CHECK_THROWS_WITH_SUBSTR(MultiSourceSeq2Seq{c}, attn::ValueError, "is a special id");
   c = tiny_config(MultiSourceAttention::Flat, MultiSourceInit::Basic);
   c.hidden_dim = 0;
   CHECK_THROWS_WITH_SUBSTR(MultiSourceSeq2Seq{c}, attn::ValueError, "every size in the config must be positive");

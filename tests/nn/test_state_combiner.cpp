@@ -80,6 +80,8 @@ TEST_CASE("state combiners: bad input is named") {
   CHECK_THROWS_WITH_SUBSTR(combiner({ok, {attn::zeros({2, 4}), attn::zeros({2, 4})}}), attn::ShapeError,
                            "expected state 1 h and c [B, 3] with the B of state 0, got h [2, 4]");
   CHECK_THROWS_WITH_SUBSTR(combiner({ok, {attn::zeros({1, 3}), attn::zeros({1, 3})}}), attn::ShapeError, "state 1");
-  CHECK_THROWS_WITH_SUBSTR(attn::nn::BasicStateCombiner(0, 2), attn::ValueError, "hidden_size must be positive");
-  CHECK_THROWS_WITH_SUBSTR(attn::nn::BasicStateCombiner(3, 0), attn::ValueError, "sources must be positive");
+  CHECK_THROWS_WITH_SUBSTR(attn::nn::BasicStateCombiner(0, 2), attn::ValueError,
+                           "BasicStateCombiner: hidden_size must be positive");
+  CHECK_THROWS_WITH_SUBSTR(attn::nn::ChildSumStateCombiner(3, 0), attn::ValueError,
+                           "ChildSumStateCombiner: sources must be positive");
 }

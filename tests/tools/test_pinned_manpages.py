@@ -126,6 +126,24 @@ class PinnedManpages(unittest.TestCase):
         r = self.run_script("check-corpus", again)
         self.assertEqual(r.returncode, 1)
         self.assertIn("the pinned corpus has", r.stderr)
+        r = self.run_script("check-corpus", os.path.join(self.tmp, "missing.jsonl"))
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("missing.jsonl: no such file (made by: tools/pinned_manpages.py corpus", r.stderr)
+
+
+    def test_no_page_hyphenates_not_even_one_that_asks_to(self):
+        # mdoc pages (this one) call .hy themselves, which -rHY=0 does not stop; a word broken at a line end
+        # would reach the corpus as two words ("argu‐ ments").
+        sys.path.insert(0, os.path.join(ROOT, "tools"))
+        import pinned_manpages
+        words = " ".join(["internationalization", "authentication", "configurations", "representations"] * 12)
+        path = os.path.join(self.tmp, "hy.1.gz")
+        with open(path, "wb") as f:
+            f.write(gzip.compress(f".Dd January 1, 2024\n.Dt HY 1\n.Os\n.Sh NAME\n.Nm hy\n.Nd an mdoc page\n.Sh DESCRIPTION\n{words}\n"
+                                     f".Sh SEE ALSO\nother\n".encode(), mtime=0))
+        text = " ".join(pinned_manpages.description(pinned_manpages.render(path)))
+        self.assertNotIn("\u2010", text)
+        self.assertEqual(text, words)
 
 
 if __name__ == "__main__":

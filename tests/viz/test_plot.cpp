@@ -115,3 +115,28 @@ TEST_CASE("alignment_over_spectrogram_svg draws each state over its frames, cut 
                            "3 states of 1 frames do not cover the 5 frames");
   CHECK_THROWS_WITH_SUBSTR(viz::alignment_over_spectrogram_svg(f, w, {"a"}, 2), attn::ShapeError, "L = 1 row labels");
 }
+
+TEST_CASE("attention_text_svg: a bar per sentence, each word shaded by sqrt(p_s) p_w against the document's largest") {
+  const std::vector<std::vector<std::string>> sentences = {{"open", "a", "<file>"}, {"see", "also"}};
+  xt::xarray<double> sentence_weights = {0.75, 0.25};
+  xt::xarray<double> word_weights = {{0.5, 0.125, 0.375}, {0.5, 0.5, 0.0}};  // W = 3 >= the longest sentence
+  const std::string svg = viz::attention_text_svg(sentences, sentence_weights, word_weights, {"open(2)"});
+  CHECK(svg.rfind("<svg", 0) == 0);
+  CHECK(svg.find("&lt;file&gt;: 0.375") != std::string::npos);  // escaped, with its weight on hover
+  CHECK(svg.find("fill-opacity=\"0.85\"><title>open") != std::string::npos);  // the document's strongest word
+  CHECK(svg.find("fill-opacity=\"0.212\"><title>a: 0.125") != std::string::npos);  // 0.85 * 0.125 / 0.5, 3 digits
+  // sqrt(0.25) 0.5 against sqrt(0.75) 0.5: a word as heavy in a lighter sentence is paler, 0.85 / sqrt(3).
+  CHECK(svg.find("fill-opacity=\"0.491\"><title>see: 0.5") != std::string::npos);
+  CHECK(svg.find("width=\"45\" height=\"14\" fill=\"#c0392b\"><title>sentence 1: 0.75") != std::string::npos);
+  CHECK_THROWS_WITH_SUBSTR(viz::attention_text_svg(sentences, sentence_weights, xt::xarray<double>({{1.0, 0.0}, {1.0, 0.0}})),
+                           attn::ShapeError, "attention_text_svg: expected sentence_weights [2] and word_weights [2, >= 3]");
+  // A long sentence wraps: more lines than sentences make a taller picture.
+  const std::vector<std::vector<std::string>> one_long = {std::vector<std::string>(40, "word")};
+  viz::AttentionTextOptions narrow;
+  narrow.max_width = 300;
+  const std::string wrapped = viz::attention_text_svg(one_long, xt::xarray<double>{1.0},
+                                                      xt::xarray<double>(xt::ones<double>({1, 40})), narrow);
+  // 40 words of 38 pixels, 4 to a line from x = 130 to 300: 10 lines of 22 pixels, then the sentence's gap.
+  CHECK(wrapped.find("y=\"" + std::to_string(10 + 22 * 9 + 2) + "\"") != std::string::npos);  // the tenth line
+  CHECK(wrapped.find("y=\"" + std::to_string(10 + 22 * 10 + 2) + "\"") == std::string::npos);  // no eleventh
+}

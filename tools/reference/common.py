@@ -33,6 +33,23 @@ def encode(t):
     return {"shape": list(t.shape), "data": [float(v) for v in t.reshape(-1).tolist()]}
 
 
+def set_named_weights(named, seed):
+    """Uniform(-0.5, 0.5) values, reproducible, for the (name, parameter) pairs in the order given."""
+    with torch.no_grad():
+        for i, (name, p) in enumerate(named):
+            p.copy_(fixed(p.shape, seed + i, -0.5, 0.5, requires_grad=False))
+
+
+def run_packed(rnn, x, lengths):
+    """A recurrent layer over a padded batch-first x as packed sequences, so the padding is never
+    read: returns the output padded back to x's length, and the final state."""
+    from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+    packed = pack_padded_sequence(x, torch.tensor(lengths), batch_first=True, enforce_sorted=False)
+    out, state = rnn(packed)
+    out, _ = pad_packed_sequence(out, batch_first=True, total_length=x.shape[1])
+    return out, state
+
+
 class Writer:
     """Collects named cases and writes them as one JSON file."""
 

@@ -19,22 +19,12 @@ Cases:
             layers, 2 speller layers: logits, attention, and every gradient of sum(logits * r)
 """
 import torch
-from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from common import Writer, fixed
-
-
-def set_weights(named, seed):
-    with torch.no_grad():
-        for i, (name, p) in enumerate(named):
-            p.copy_(fixed(p.shape, seed + i, -0.5, 0.5, requires_grad=False))
+from common import Writer, fixed, run_packed, set_named_weights as set_weights
 
 
 def blstm(lstm, x, lengths):
-    packed = pack_padded_sequence(x, torch.tensor(lengths), batch_first=True, enforce_sorted=False)
-    out, _ = lstm(packed)
-    out, _ = pad_packed_sequence(out, batch_first=True, total_length=x.shape[1])
-    return out
+    return run_packed(lstm, x, lengths)[0]
 
 
 def pyramid_step(lstm, x, lengths):

@@ -24,15 +24,8 @@ Cases:
                      sum(logits * r). separate uses child-sum, flat uses basic.
 """
 import torch
-from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from common import Writer, fixed
-
-
-def set_weights(named, seed):
-    with torch.no_grad():
-        for i, (name, p) in enumerate(named):
-            p.copy_(fixed(p.shape, seed + i, -0.5, 0.5, requires_grad=False))
+from common import Writer, fixed, run_packed, set_named_weights as set_weights
 
 
 class Basic(torch.nn.Module):
@@ -80,9 +73,7 @@ def combiner_case(w, name, cls, seed):
 
 
 def encode(lstm, x, lengths):
-    packed = pack_padded_sequence(x, torch.tensor(lengths), batch_first=True, enforce_sorted=False)
-    out, (h, c) = lstm(packed)
-    out, _ = pad_packed_sequence(out, batch_first=True, total_length=x.shape[1])
+    out, (h, c) = run_packed(lstm, x, lengths)
     return out, h[0], c[0]
 
 
