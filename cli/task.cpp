@@ -2,6 +2,7 @@
 
 #include "bpe.hpp"
 #include "grid.hpp"
+#include "multi_source.hpp"
 #include "parse.hpp"
 #include "run_dir.hpp"
 
@@ -137,7 +138,7 @@ TaskData make_task(const nlohmann::json& config, std::uint64_t seed, const std::
     t.tgt_vocab = data::date_target_vocab();
   } else if (name == "tsv") {
     f.only({"name", "file", "char_level", "lowercase", "split_punctuation", "max_length", "test_fraction", "test_file",
-            "min_freq", "max_vocab", "skip_malformed", "checksum", "test_checksum", "bpe"});
+            "min_freq", "max_vocab", "skip_malformed", "checksum", "test_checksum", "bpe", "sources"});
     const std::string file = f.text("file");
     const std::string test_file = f.has("test_file") ? f.text("test_file") : std::string();
     data::CorpusOptions options;
@@ -150,12 +151,37 @@ TaskData make_task(const nlohmann::json& config, std::uint64_t seed, const std::
     const std::size_t min_freq = f.count_or("min_freq", 1, 1, kMaxExamples);
     const std::size_t max_vocab = f.count_or("max_vocab", 0, 0, kMaxSymbols);
     const std::size_t merges = f.has("bpe") ? f.count("bpe", 1, kMaxMerges) : 0;
+    // Several sources (cli/multi_source.hpp): "a ||| b" on the source side, each part within max_length.
+    const std::size_t sources = f.count_or("sources", 1, 1, 16);
+    if (sources > 1 && (merges || options.char_level))
+      throw ValueError(where + ": a task of " + std::to_string(sources) + " sources reads words (no \"bpe\", no char_level)");
+    const std::size_t part_length = sources > 1 ? options.max_length : 0;
+    if (sources > 1) options.max_length = 0;
     if (merges && options.char_level)
       throw ValueError(where + ": \"bpe\" splits words into subwords; it does not go with char_level (--char-level)");
     const std::size_t max_length = options.max_length;
     if (merges) options.max_length = 0;  // counted in subwords, once the codes are known
     check_unchanged(t.config, "checksum", file);
     data::Corpus corpus = load_corpus(file, options);
+    if (sources > 1) {
+      std::vector<data::Example> kept;
+      for (data::Example& pair : corpus.pairs) {
+        const data::Tokens packed = pack_separators(pair.src, sources, file);
+        bool fits = !part_length || pair.tgt.size() <= part_length;
+        std::size_t part = 0;
+        for (const std::string& token : packed) {
+          part = token == data::kSeparator ? 0 : part + 1;
+          fits = fits && (!part_length || part <= part_length);
+        }
+        if (!fits) {
+          ++corpus.too_long;
+          continue;
+        }
+        pair.src = packed;
+        kept.push_back(std::move(pair));
+      }
+      corpus.pairs = std::move(kept);
+    }
     if (corpus.malformed)
       t.warning = std::to_string(corpus.malformed) + " malformed lines skipped (the first: line " +
                   std::to_string(corpus.malformed_lines.front()) + ")";
@@ -217,6 +243,8 @@ data::Tokens tokenize(const nlohmann::json& task_config, const std::string& text
   if (char_level(task_config)) return data::split_chars(s);
   const data::Tokens words =
       task_config.value("split_punctuation", false) ? data::split_words(s) : data::split_whitespace(s);
+  const std::size_t sources = task_config.value("sources", std::size_t(1));
+  if (sources > 1) return pack_separators(words, sources, "the sentence '" + text + "'");
   return bpe ? bpe->encode(words) : words;
 }
 
