@@ -101,7 +101,9 @@ void print_evaluation(const models::ConfusionMatrix& m, const std::vector<std::s
   }
 }
 
-std::vector<std::string> class_names(const json& task, const std::string& where) {
+}  // namespace
+
+std::vector<std::string> document_classes(const json& task, const std::string& where) {
   const json& a = Fields(task, where).array("classes");
   std::vector<std::string> out;
   for (const json& c : a) {
@@ -111,8 +113,6 @@ std::vector<std::string> class_names(const json& task, const std::string& where)
   if (out.size() < 2) throw ValueError(where + ": \"classes\" must name at least 2 classes, got " + a.dump());
   return out;
 }
-
-}  // namespace
 
 const std::vector<std::string>& document_model_names() {
   static const std::vector<std::string> names = {"han", "flat-attention", "bag-of-words"};
@@ -160,22 +160,17 @@ std::unique_ptr<models::DocumentClassifier> make_document_model(const json& mode
   }
   const std::size_t hidden = f.count_or("hidden_dim", defaults.at("hidden_dim").get<std::uint64_t>(), 1, kMaxModelSize);
   const std::size_t attention = f.count_or("attention_dim", defaults.at("attention_dim").get<std::uint64_t>(), 1, kMaxModelSize);
-  if (name == "han") {
-    models::HANConfig c;
+  // The two recurrent models have the same five sizes.
+  auto sized = [&](auto c) {
     c.vocab = vocab;
     c.classes = classes;
     c.embed_dim = embed;
     c.hidden_dim = hidden;
     c.attention_dim = attention;
-    return std::make_unique<models::HierarchicalAttentionNetwork>(c);
-  }
-  models::FlatAttentionConfig c;
-  c.vocab = vocab;
-  c.classes = classes;
-  c.embed_dim = embed;
-  c.hidden_dim = hidden;
-  c.attention_dim = attention;
-  return std::make_unique<models::FlatAttentionClassifier>(c);
+    return c;
+  };
+  if (name == "han") return std::make_unique<models::HierarchicalAttentionNetwork>(sized(models::HANConfig{}));
+  return std::make_unique<models::FlatAttentionClassifier>(sized(models::FlatAttentionConfig{}));
 }
 
 DocumentTask make_document_task(const json& config, std::uint64_t seed, const std::string& where) {
@@ -193,14 +188,15 @@ DocumentTask make_document_task(const json& config, std::uint64_t seed, const st
   const std::string checksum = file_fnv1a64(file, file);
   if (config.contains("checksum") && config.at("checksum") != checksum)
     throw IOError(file + " has changed since the model was trained (checksum " + checksum + ", recorded " +
-                  config.at("checksum").dump() + "): its held-out documents would not be those of the run");
+                  (config.at("checksum").is_string() ? config.at("checksum").get<std::string>() : config.at("checksum").dump()) +
+                  "): its held-out documents would not be those of the run");
   t.config["checksum"] = checksum;
   const data::DocumentCorpus corpus = data::load_documents(file, options);
   if (corpus.skipped) t.warning = std::to_string(corpus.skipped) + " documents of " + file + " hold no sentence: left out";
   if (corpus.classes.size() < 2)
     throw IOError(file + ": the documents must have at least 2 classes (\"section\" values) to classify, found " +
                   std::to_string(corpus.classes.size()));
-  if (config.contains("classes") && class_names(config, where) != corpus.classes)
+  if (config.contains("classes") && document_classes(config, where) != corpus.classes)
     throw IOError(file + ": its classes differ from those recorded in " + where);
   t.classes = corpus.classes;
   t.config["classes"] = corpus.classes;
@@ -210,6 +206,15 @@ DocumentTask make_document_task(const json& config, std::uint64_t seed, const st
   t.train = std::move(tuning.train);
   t.valid = std::move(tuning.test);
   t.test = std::move(split.test);
+  if (t.valid.empty() || t.test.empty())
+    throw IOError(file + ": too few documents for a " + (t.test.empty() ? "test" : "validation") +
+                  " split: every class needs 3 or more (the classes have " + [&] {
+                    std::vector<std::size_t> n(corpus.classes.size(), 0);
+                    for (const data::Document& d : corpus.documents) ++n[std::size_t(d.label)];
+                    std::string s;
+                    for (std::size_t c = 0; c < n.size(); ++c) s += (c ? ", " : "") + std::to_string(n[c]);
+                    return s;
+                  }() + ")");
   t.vocab = data::Vocab::build(data::document_sentences(t.train), min_freq);
   for (std::size_t id = 0; id < t.vocab.size(); ++id)
     if (!valid_utf8(t.vocab.token(static_cast<std::int64_t>(id))))
@@ -324,8 +329,11 @@ void eval_documents(Run& run, const std::string& predictions_file, bool overwrit
   } catch (const std::exception& e) {
     throw IOError(run.config_file + ": its task cannot be rebuilt: " + e.what());
   }
-  if (task.vocab.to_json() != run.src_vocab.to_json())
-    throw IOError(dir + "/checkpoint/vocab.json: differs from the vocabulary of the task's documents as they are now");
+  if (task.vocab.to_json() != run.src_vocab.to_json()) {
+    std::string vocab_file = run.config_file;  // ".../checkpoint/config.json" -> ".../checkpoint/vocab.json"
+    vocab_file.replace(vocab_file.size() - std::string("config.json").size(), std::string::npos, "vocab.json");
+    throw IOError(vocab_file + ": differs from the vocabulary of the task's documents as they are now");
+  }
   std::vector<std::int64_t> predicted;
   const models::ConfusionMatrix m = evaluate(*run.classifier, task.test, run.src_vocab, task.classes.size(), &predicted);
   print_evaluation(m, task.classes);
@@ -334,14 +342,20 @@ void eval_documents(Run& run, const std::string& predictions_file, bool overwrit
     for (std::size_t i = 0; i < task.test.size(); ++i)
       text += task.test[i].name + "\t" + task.classes[std::size_t(task.test[i].label)] + "\t" +
               task.classes[std::size_t(predicted[i])] + "\n";
-    write_output(Output{"--predictions", predictions_file, overwrite}, text, {}, {dir});
+    write_output(Output{"--predictions", predictions_file, overwrite}, text,
+                 {{task.config.at("file").get<std::string>(), "the run's corpus"}}, {dir});
     std::printf("wrote %s\n", predictions_file.c_str());
   }
 }
 
 PageReading read_page(Run& run, const std::string& file) {
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(file, error)) throw IOError("cannot read the page '" + file + "': not a file");
+  constexpr std::uintmax_t kMaxPageBytes = 8u << 20;  // a manual page is a few kB; a book is not a page
+  if (std::filesystem::file_size(file, error) > kMaxPageBytes)
+    throw IOError(file + ": larger than the 8 MB a page may be");
   std::ifstream in(file, std::ios::binary);
-  if (std::filesystem::is_directory(file) || !in) throw IOError("cannot read the page '" + file + "'");
+  if (!in) throw IOError("cannot read the page '" + file + "'");
   std::stringstream text;
   text << in.rdbuf();
   if (in.bad()) throw IOError(file + ": read error");
@@ -357,7 +371,7 @@ PageReading read_page(Run& run, const std::string& file) {
   while (std::getline(lines, line)) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.find_first_not_of(" \t") == std::string::npos) flush();
-    else paragraph += (paragraph.empty() ? "" : "\n") + line;
+    else paragraph += (paragraph.empty() ? "" : " ") + line;  // as the corpus joins a paragraph's lines
   }
   flush();
   // Read as the task reads its corpus, one JSON line, so the page is cut and tokenized the same way.

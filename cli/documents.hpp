@@ -5,7 +5,7 @@
 //   tools/setup.sh --with-corpus                  # renders ./manpages.jsonl, checksum checked
 //   attn train --model han --task manpages.jsonl --out runs/han
 //   attn eval --checkpoint runs/han               # accuracy, macro-F1, per class, confusion matrix
-//   man -P cat tar > tar.txt
+//   MANWIDTH=78 man --nh --nj -P cat tar | sed -n '/^DESCRIPTION/,/^[A-Z]/{//!p}' > tar.txt
 //   attn classify --checkpoint runs/han tar.txt   # its section, and the sentence it read most
 //   attn heatmap --checkpoint runs/han tar.txt --out tar.svg   # the words and sentences it weighed
 //
@@ -14,6 +14,8 @@
 // chapter does: the documents are split, class by class, into train / validation / test,
 // Adam with gradient clipping, and the parameters of the epoch with the best validation
 // accuracy are kept. A run has one checkpoint, written at the end (no --resume: the run is short).
+// --seed seeds the split as well as the model and the batch order: the chapter splits with seed 1
+// and varies the model's seed, so --seed 1 is its split and its first seed's training.
 //
 // The task config records the corpus file's checksum (eval refuses a corpus that changed)
 // and the class names; the checkpoint's vocab.json holds the words as "src" ("tgt": the special tokens only).
@@ -43,6 +45,8 @@ nlohmann::json default_document_model_config(const std::string& name);
 //  "test_fraction": 0.2, "valid_fraction": 0.125, "min_freq": 2}
 nlohmann::json default_document_task_config(const std::string& file);
 bool is_document_task_file(const std::string& task);  // FILE.jsonl
+// The class names a task config records ("classes"): ValueError naming `where` unless 2 or more strings.
+std::vector<std::string> document_classes(const nlohmann::json& task, const std::string& where);
 
 // The model a config describes, for `vocab` words and `classes` classes (ValueError naming an
 // unknown or mistyped field, `where` saying where the config came from).
@@ -70,8 +74,11 @@ void train_documents_run(const nlohmann::json& config, const std::string& out, b
 // page<TAB>true section<TAB>predicted section lines for that file.
 void eval_documents(Run& run, const std::string& predictions_file, bool overwrite, const std::string& dir);
 
-// One page read from a text file (paragraphs separated by blank lines) as the task reads its
-// documents, its class probabilities, and where the model looked.
+// One page read from a text file (paragraphs separated by blank lines, a paragraph's lines joined
+// by spaces), cut and tokenized as the task's documents are, its class probabilities, and where
+// the model looked. The pinned corpus holds each manual page's DESCRIPTION section only, so a page
+// reads best the same way: MANWIDTH=78 man --nh --nj -P cat tar | sed -n '/^DESCRIPTION/,/^[A-Z]/{//!p}'
+// An IOError for a file that is not a regular file of at most 8 MB of UTF-8 text.
 struct PageReading {
   data::Document page;            // after the task's cuts (max_sentences, max_words)
   std::vector<double> probabilities;  // per class, in the run's class order

@@ -146,8 +146,6 @@ void add_eval_command(CLI::App& app) {
   add_real(cmd, "--length-penalty", o->alpha, Bounds{0.0, 10.0},
            "with --beam: GNMT's alpha, score = log p / ((5 + |Y|) / 6)^alpha (0: plain log p)");
   cmd->callback([o, cmd] {
-    if (o->alpha > 0 && o->beam < 2)
-      throw ValueError("eval: --length-penalty ranks beam search's outputs: add --beam 2 or more");
     const std::string* dir = &o->dir;
     const Output predictions{"--predictions", o->predictions, o->overwrite};
     if (cmd->count("--predictions")) check_output(predictions, {}, {*dir});  // before the run is even read
@@ -165,6 +163,8 @@ void add_eval_command(CLI::App& app) {
       if (o->alpha > 0) throw ValueError("eval: --length-penalty does not apply to las (give --beam only)");
       return eval_speech(run, o->beam, o->predictions, o->overwrite, *dir);
     }
+    if (o->alpha > 0 && o->beam < 2)
+      throw ValueError("eval: --length-penalty ranks beam search's outputs: add --beam 2 or more");
     TaskData task;
     try {
       task = make_task(run.config.at("task"), run.config.at("seed").get<std::uint64_t>(), "task", run.codes());
@@ -209,7 +209,11 @@ void add_eval_command(CLI::App& app) {
                 detokenize(task_config, words_of(example.tgt, run.codes())) + "\t" +
                 detokenize(task_config, words_of(p.hypothesis, run.codes())) + "\n";
       }
-      write_output(predictions, text, {}, {*dir});
+      std::vector<Input> corpora;  // the run's corpus files: --predictions must not replace them
+      for (const char* key : {"file", "test_file"})
+        if (task_config.contains(key) && task_config.at(key).is_string() && !task_config.at(key).get<std::string>().empty())
+          corpora.push_back({task_config.at(key).get<std::string>(), "the run's corpus"});
+      write_output(predictions, text, corpora, {*dir});
       std::printf("wrote %s\n", o->predictions.c_str());
     }
   });
@@ -400,16 +404,15 @@ void add_heatmap_command(CLI::App& app) {
     }
     if (run.is_classifier()) {  // the page as text: sentence bars and words shaded by their weight
       const PageReading r = read_page(run, o->text);
-      const nlohmann::json& classes = run.config.at("task").at("classes");
       viz::AttentionTextOptions options;
-      options.title = o->text + ": " + classes.at(r.predicted).get<std::string>() + " (p = " +
+      options.title = o->text + ": " + run.classes.at(r.predicted) + " (p = " +
                       format_probability(r.probabilities[r.predicted]) + ")";
       if (r.sentence_weights.dimension() != 1)  // a default xarray is 0-dimensional (and holds one value)
         throw ValueError("heatmap: this model (" + run.model_name() + ") has no " +
                          (r.word_weights.dimension() == 1 ? "sentence attention to draw the page with; train --model han"
                                                           : "attention to draw"));
-      write_output(out, viz::attention_text_svg(r.page.sentences, r.sentence_weights, r.word_weights, options), {},
-                   {o->dir});
+      write_output(out, viz::attention_text_svg(r.page.sentences, r.sentence_weights, r.word_weights, options),
+                   {{o->text, "the page it reads"}}, {o->dir});
       std::cout << "wrote " << o->out << "\n";
       return;
     }
@@ -454,20 +457,21 @@ void add_classify_command(CLI::App& app) {
   cmd->add_flag("--show-attention", o->show,
                 "han: print every sentence with its weight and its three most weighed words");
   cmd->add_option("pages", o->files,
-                  "text files, one page each, paragraphs separated by blank lines (e.g. man -P cat tar > tar.txt)")
+                  "text files, one page each, paragraphs separated by blank lines; the pinned corpus holds each manual "
+                  "page's DESCRIPTION, so save that part: MANWIDTH=78 man --nh --nj -P cat tar | sed -n "
+                  "'/^DESCRIPTION/,/^[A-Z]/{//!p}' > tar.txt")
       ->required();
   cmd->callback([o] {
     Run run = load_run(o->dir);
     if (!run.is_classifier())
       throw ValueError("classify: " + o->dir + " holds a " + run.model_name() +
                        " model, not a document classifier; decode sentences with attn translate");
-    const nlohmann::json& classes = run.config.at("task").at("classes");
     for (const std::string& file : o->files) {
       const PageReading r = read_page(run, file);
-      std::cout << file << "  ->  " << classes.at(r.predicted).get<std::string>() << " (p = "
+      std::cout << file << "  ->  " << run.classes.at(r.predicted) << " (p = "
                 << format_probability(r.probabilities[r.predicted]) << "; ";
       for (std::size_t c = 0; c < r.probabilities.size(); ++c)
-        std::cout << (c ? ", " : "") << classes.at(c).get<std::string>() << ": " << format_probability(r.probabilities[c]);
+        std::cout << (c ? ", " : "") << run.classes.at(c) << ": " << format_probability(r.probabilities[c]);
       std::cout << ")\n";
       if (r.sentence_weights.dimension() != 1) {  // han only: the baselines have no sentences to weigh
         if (o->show) std::cerr << "note: --show-attention: " << run.model_name() << " weighs no sentences (han does)\n";

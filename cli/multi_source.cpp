@@ -52,7 +52,7 @@ data::Tokens pack_separators(const data::Tokens& src, std::size_t sources, const
   if (parts.size() != sources)
     throw ValueError(where + ": the source '" + data::join(src) + "' has " + std::to_string(parts.size()) +
                      (parts.size() == 1 ? " part" : " parts") + "; a run of " + std::to_string(sources) +
-                     " sources needs them separated by " + kSourceSeparator);
+                     " sources needs them separated by " + kSourceSeparator + " (a word of its own, spaces around it)");
   for (const data::Tokens& p : parts)
     if (p.empty())
       throw ValueError(where + ": the source '" + data::join(src) + "' has an empty part between its " +

@@ -319,8 +319,9 @@ Run load_run_once(const std::string& dir) {
     }
   } else if (is_document_model(run.model_name())) {
     try {
-      const std::size_t classes = Fields(run.config.at("task"), where + ": task").array("classes").size();
-      run.classifier = make_document_model(run.config.at("model"), run.src_vocab.size(), classes, where + ": model");
+      run.classes = document_classes(run.config.at("task"), where + ": task");
+      run.classifier = make_document_model(run.config.at("model"), run.src_vocab.size(), run.classes.size(),
+                                           where + ": model");
     } catch (const std::bad_alloc&) {
       throw ValueError(where + ": the model's sizes need more memory than this machine has");
     }
@@ -331,7 +332,8 @@ Run load_run_once(const std::string& dir) {
       if (!m.contains("sep_id") || !run.src_vocab.contains(data::kSeparator) ||
           m.at("sep_id") != run.src_vocab.id(data::kSeparator))
         throw IOError(where + ": model.sep_id must be the id of " + data::kSeparator + " in vocab.json's \"src\"");
-      if (m.value("sources", 0) != run.config.at("task").value("sources", 0))
+      if (Fields(m, where + ": model").count_or("sources", 2, 2, 16) !=
+          Fields(run.config.at("task"), where + ": task").count_or("sources", 1, 1, 16))
         throw IOError(where + ": model.sources and task.sources differ");
     }
     // the copy head copies a source token as its target id: it needs both vocabularies

@@ -46,6 +46,7 @@ struct Run {
   std::unique_ptr<models::Seq2Seq> model;            // null for the grid captioner
   std::unique_ptr<models::GridCaptioner> captioner;  // only for the grid captioner
   std::unique_ptr<models::DocumentClassifier> classifier;  // only for a document classifier (cli/documents.hpp)
+  std::vector<std::string> classes;                        // its class names (config.json's task.classes)
   bool is_grid() const { return captioner != nullptr; }
   std::unique_ptr<models::ListenAttendSpell> speller;      // only for Listen, Attend and Spell (cli/speech.hpp)
   bool is_classifier() const { return classifier != nullptr; }

@@ -13,6 +13,11 @@
 // voices that never speak in training. Training runs in epochs (Adam, clipping, batches of
 // similar length), printing the validation CER after each; the last epoch's weights are kept,
 // as in the chapter. One checkpoint, written at the end (no --resume).
+//
+// Where a run differs from the chapter's: it trains in float32 unless --dtype float64 (the chapter:
+// float64), and --seed also orders the batches (the chapter: a generator of its own, seeded 2), so
+// its error rates are not the chapter's to the digit. The audio is espeak-ng's: eval speaks the test
+// utterances again, and another espeak-ng version than the run's may say them differently.
 #pragma once
 
 #include "run_dir.hpp"

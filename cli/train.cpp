@@ -161,7 +161,8 @@ TrainResult train_run(nlohmann::json config, const std::string& out, TrainMode m
                                   : where + ": the task has several sources: only --model multi-source reads them");
   if (multi_source) {  // the model splits its packed source rows at this id
     if (!task.src_vocab.contains(data::kSeparator))
-      throw ValueError("the source vocabulary has no " + data::kSeparator + " (was it cut by --max-vocab?)");
+      throw ValueError("the source vocabulary has no " + data::kSeparator + " (a --min-freq above the number of "
+                       "training pairs leaves it out)");
     config["model"]["sep_id"] = task.src_vocab.id(data::kSeparator);
   }
   if (!task.warning.empty()) std::cout << "warning: " << task.warning << std::endl;
@@ -366,7 +367,8 @@ void add_train_command(CLI::App& app) {
                 "FILE.tsv: punctuation and French elisions as words of their own (default: on)");
   cmd->add_flag("--char-level", o->char_level, "FILE.tsv: one token per character instead of per word");
   add_real(cmd, "--valid-fraction", o->valid_fraction, {0.0, 1.0, true, true},
-           "FILE.tsv: the share of pairs held out for evaluation (default 0.05)");
+           "FILE.tsv: the share of pairs held out for evaluation (default 0.05); FILE.jsonl: the share of the "
+           "training documents that chooses the epoch (default 0.125; a fifth of each class is the test)");
   cmd->add_option("--test-file", o->test_file, "FILE.tsv: held-out pairs from this file instead (all of FILE trains)");
   add_count(cmd, "--min-freq", o->min_freq, 1, kMaxExamples,
             "FILE.tsv: words seen fewer times in training read as <unk> (default 1)");
@@ -410,6 +412,16 @@ void add_train_command(CLI::App& app) {
       return;
     }
     if (o->out.empty()) throw ValueError("train: --out DIR is required (where checkpoints go)");
+    // The config of a model that trains in epochs, its chapter's lr and clipping unless given (32 a batch).
+    auto epoch_config = [&](const nlohmann::json& model, const nlohmann::json& task, double lr, double clip) {
+      return nlohmann::json{
+          {"format", "attn-checkpoint"}, {"model", model}, {"task", task}, {"seed", o->seed}, {"dtype", o->dtype},
+          {"train",
+           {{"epochs", o->epochs},
+            {"batch_size", cmd->count("--batch-size") ? o->batch_size : 32},
+            {"lr", cmd->count("--lr") ? o->lr : lr},
+            {"clip_norm", cmd->count("--clip") ? o->clip : clip}}}};
+    };
     if (is_document_model(o->model) || is_document_task_file(o->task)) {  // chapter 18 (cli/documents.hpp)
       if (!is_document_model(o->model) || !is_document_task_file(o->task))
         throw ValueError(is_document_model(o->model)
@@ -418,9 +430,8 @@ void add_train_command(CLI::App& app) {
                              : "--task " + o->task + " holds documents to classify: train han, flat-attention or "
                                "bag-of-words on it (--model)");
       for (const char* flag : {"--steps", "--warmup", "--label-smoothing", "--eval-every", "--checkpoint-every",
-                               "--min-length", "--max-length", "--n-train", "--skip-malformed", "--lowercase",
-                               "--split-punctuation", "--char-level", "--valid-fraction", "--test-file",
-                               "--max-vocab", "--bpe"})
+                               "--min-length", "--max-length", "--n-train", "--skip-malformed",
+                               "--split-punctuation", "--char-level", "--test-file", "--max-vocab", "--bpe"})
         if (cmd->count(flag))
           throw ValueError(std::string("train: ") + flag + " does not apply to a document classifier (it trains "
                            "in --epochs on a FILE.jsonl)");
@@ -430,15 +441,10 @@ void add_train_command(CLI::App& app) {
       task["max_sentences"] = o->max_sentences;
       task["max_words"] = o->max_words;
       if (cmd->count("--min-freq")) task["min_freq"] = o->min_freq;
+      task["lowercase"] = o->lowercase;
+      if (cmd->count("--valid-fraction")) task["valid_fraction"] = o->valid_fraction;
       // The chapter's settings unless given: Adam 2e-3, 32 documents a batch, clipping at 5.
-      const nlohmann::json config = {
-          {"format", "attn-checkpoint"}, {"model", model}, {"task", task}, {"seed", o->seed}, {"dtype", o->dtype},
-          {"train",
-           {{"epochs", o->epochs},
-            {"batch_size", cmd->count("--batch-size") ? o->batch_size : 32},
-            {"lr", cmd->count("--lr") ? o->lr : 2e-3},
-            {"clip_norm", cmd->count("--clip") ? o->clip : 5.0}}}};
-      return train_documents_run(config, o->out, o->overwrite);
+      return train_documents_run(epoch_config(model, task, 2e-3, 5.0), o->out, o->overwrite);
     }
     if (o->model == "las" || o->task == "speech") {  // chapter 16 (cli/speech.hpp)
       if (o->model != "las" || o->task != "speech")
@@ -456,14 +462,7 @@ void add_train_command(CLI::App& app) {
       nlohmann::json task = default_speech_task_config();
       if (cmd->count("--n-train")) task["n_train"] = o->n_train;
       // The chapter's settings unless given: Adam 1e-3, 32 utterances a batch, clipping at 1.
-      const nlohmann::json config = {
-          {"format", "attn-checkpoint"}, {"model", model}, {"task", task}, {"seed", o->seed}, {"dtype", o->dtype},
-          {"train",
-           {{"epochs", o->epochs},
-            {"batch_size", cmd->count("--batch-size") ? o->batch_size : 32},
-            {"lr", cmd->count("--lr") ? o->lr : 1e-3},
-            {"clip_norm", cmd->count("--clip") ? o->clip : 1.0}}}};
-      return train_speech_run(config, o->out, o->overwrite);
+      return train_speech_run(epoch_config(model, task, 1e-3, 1.0), o->out, o->overwrite);
     }
     for (const char* flag : {"--epochs", "--max-sentences", "--max-words"})
       if (cmd->count(flag))

@@ -488,6 +488,52 @@ class Errors(DocumentTest):
                    message=(corpus, "at least 2 classes", "found 1"))
         self.assertFalse(os.path.exists(self.path("x")))
 
+    def test_too_few_for_validation(self):
+        corpus = self.path("few.jsonl")
+        lines = corpus_lines()
+        write_corpus(corpus, lines[:2] + lines[PER_CLASS:PER_CLASS + 2])  # 2 documents in each of 2 classes
+        self.fails("train", *model_args("han"), "--task", corpus, "--out", self.path("x"),
+                   message=(corpus, "too few documents for a validation split", "(the classes have 2, 2)"))
+        self.assertFalse(os.path.exists(self.path("x")))
+
+    def test_outputs_never_replace_inputs(self):
+        page = self.path("victim.txt")
+        shutil.copy(self.pages["1"], page)
+        with open(page, "rb") as f:
+            before = f.read()
+        self.fails("heatmap", "--checkpoint", self.han, page, "--out", page, "--overwrite",
+                   message=("--out", "the page it reads"))
+        corpus = self.path("kept.jsonl")
+        shutil.copy(self.corpus, corpus)
+        run = self.path("kept_run")
+        self.ok("train", *model_args("bag-of-words"), "--task", corpus, "--epochs", "1", "--out", run)
+        with open(corpus, "rb") as f:
+            corpus_before = f.read()
+        self.fails("eval", "--checkpoint", run, "--predictions", corpus, "--overwrite",
+                   message=("--predictions", "the run's corpus"))
+        for path, data in ((page, before), (corpus, corpus_before)):
+            with open(path, "rb") as f:
+                self.assertEqual(f.read(), data, path)
+
+    def test_hand_edited_classes(self):
+        run = self.path("edited")
+        shutil.copytree(self.han, run)
+        config = json.loads(common.read_part(run, "config.json"))
+        config["task"]["classes"] = [1, 2, 5]
+        common.write_part(run, "config.json", json.dumps(config))
+        for command in (["classify", "--checkpoint", run, self.pages["1"]], ["eval", "--checkpoint", run]):
+            self.fails(*command, message=("config.json: task", '"classes" must hold strings'))
+
+    def test_page_joins_its_lines(self):
+        # A paragraph broken over lines reads as one: "... returns\nerrno." is one sentence, as in the corpus.
+        one, two = self.path("one_line.txt"), self.path("two_lines.txt")
+        with open(one, "w", encoding="utf-8") as f:
+            f.write("The kernel syscall returns errno. The descriptor returns a signal.\n")
+        with open(two, "w", encoding="utf-8") as f:
+            f.write("The kernel syscall returns\nerrno. The descriptor\nreturns a signal.\n")
+        self.assertEqual(self.classify(self.han, one, show=True)[1:], self.classify(self.han, two, show=True)[1:])
+        self.fails("classify", "--checkpoint", self.han, "/dev/zero", message=("/dev/zero", "not a file"))
+
 
 if __name__ == "__main__":
     if len(sys.argv) < 2:

@@ -118,6 +118,39 @@ class MultiSource(unittest.TestCase):
         common.write_part(bad, "config.json", json.dumps(config))
         self.fails("eval", "--checkpoint", bad, message="model.sep_id must be the id of <sep>")
 
+    def test_test_file_skip_malformed_and_lengths(self):
+        test_file = self.path("held_out.tsv")
+        with open(test_file, "w", encoding="utf-8") as f:
+            f.write("red green ||| rot grün\trouge vert\nblue big ||| blau groß\tbleu grand\n")
+        run = self.path("with_test_file")
+        status, out, err = attn("train", "--model", "multi-source", "--task", self.corpus, "--test-file", test_file,
+                                "--steps", "3", "--eval-every", "0", "--out", run, *MS)
+        self.assertEqual(status, 0, err)
+        self.assertIn("2 test examples", out)
+        status, out, err = attn("eval", "--checkpoint", run, "--predictions", self.path("p.tsv"))
+        self.assertEqual(status, 0, err)
+        with open(self.path("p.tsv"), encoding="utf-8") as f:
+            rows = [line.split("\t") for line in f.read().splitlines()]
+        self.assertEqual(sorted(r[0] for r in rows), ["blue big ||| blau groß", "red green ||| rot grün"])
+        # A line without its two sources: an error, or skipped and counted with --skip-malformed.
+        mixed = self.path("mixed.tsv")
+        with open(self.corpus, encoding="utf-8") as f:
+            good = f.read()
+        with open(mixed, "w", encoding="utf-8") as f:
+            f.write(good + "red|||rot\trouge\n")
+        self.fails("train", "--model", "multi-source", "--task", mixed, "--out", self.path("x"),
+                   message=("has 1 part", "spaces around it", "--skip-malformed"))
+        status, out, err = attn("train", "--model", "multi-source", "--task", mixed, "--skip-malformed", "--steps", "2",
+                                "--eval-every", "0", "--out", self.path("skipped"), *MS)
+        self.assertEqual(status, 0, err)
+        self.assertIn("1 pairs without 2 sources skipped", out)
+        # --max-length counts each source's words: every source here has 2.
+        self.fails("train", "--model", "multi-source", "--task", self.corpus, "--max-length", "1", "--out",
+                   self.path("x"), message=("dropped as longer than max_length 1 tokens a source", "--max-length"))
+        status, out, err = attn("train", "--model", "multi-source", "--task", self.corpus, "--max-length", "2",
+                                "--steps", "2", "--eval-every", "0", "--out", self.path("two"), *MS)
+        self.assertEqual(status, 0, err)
+
 
 if __name__ == "__main__":
     common.ATTN = os.path.abspath(sys.argv.pop(1))
