@@ -65,4 +65,9 @@ std::vector<std::pair<std::string, data::Tokens>> attended_sources(const Run& ru
 // The words of an output, as a user reads them.
 std::string output_text(const Run& run, const models::Hypothesis& h);
 
+// Every attention of the model (last_attention()) when it reads `input` and is fed its own output
+// `h` teacher-forced (<bos> + every output token but the last), in eval mode: the weights the
+// decoding had, every layer and head at once.
+std::map<std::string, Tensor> teacher_forced_attention(Run& run, const data::Tokens& input, const models::Hypothesis& h);
+
 }  // namespace attn::cli

@@ -42,13 +42,41 @@ void merge_steps(viz::Explorer& e) {
       row.push_back(sum);
     }
     step.row = std::move(row);
-    if (step.path) {  // the expected position, counted in words like the row
-      double position = 0.0;
-      for (std::size_t j = 0; j < step.row.size(); ++j) position += double(j) * step.row[j];
-      step.path = position;
-    }
   }
   e.source = data::Bpe::decode(e.source);
+}
+
+// The monotonic model's expected alignment path, from its soft alignment `soft` [1, T, S] when it
+// reads the same output under teacher forcing (its decoding rows are hard, one position or none):
+// at step t, sum_j j a_tj / sum_j a_tj, over the mass left on the source (a row loses what runs
+// past the end); j counts words when `merge` (a word's weight the sum of its pieces').
+void soft_path(viz::Explorer& e, const Tensor& soft, bool merge) {
+  const xt::xarray<double> a = soft.to_array();
+  std::vector<std::pair<std::size_t, std::size_t>> spans;  // [first, last) pieces of each position
+  if (merge) spans = word_spans(e.source);
+  else
+    for (std::size_t j = 0; j < e.source.size(); ++j) spans.emplace_back(j, j + 1);
+  for (std::size_t t = 0; t < e.steps.size() && t < a.shape()[1]; ++t) {
+    double position = 0.0, mass = 0.0;
+    for (std::size_t k = 0; k < spans.size(); ++k)
+      for (std::size_t j = spans[k].first; j < spans[k].second && j < a.shape()[2]; ++j) {
+        position += double(k) * a(0, t, j);
+        mass += a(0, t, j);
+      }
+    if (mass > 0) e.steps[t].path = position / mass;
+  }
+}
+
+// Keeps a step's beam only if it holds the prefix written so far: beam search's keep_greedy may
+// return the greedy sentence, which the search itself did not keep.
+void drop_foreign_beams(viz::Explorer& e, const models::Hypothesis& h) {
+  for (std::size_t t = 0; t < e.steps.size(); ++t) {
+    const std::vector<std::int64_t> own(h.tokens.begin(), h.tokens.begin() + static_cast<long>(t) + 1);
+    bool kept = false;
+    if (t < h.beam.size())
+      for (const auto& [tokens, log_prob] : h.beam[t]) kept = kept || tokens == own;
+    if (!kept) e.steps[t].beam.clear();
+  }
 }
 
 // Beam search's kept prefixes spelled as the output is (characters joined, subwords merged to
@@ -115,17 +143,7 @@ std::string explorer_page(Run& run, const std::string& text, const models::Decod
   const models::Hypothesis h = translate(run, {input}, options).front();
 
   // The same weights in eval mode, teacher-forced with the output: every layer and head at once.
-  data::Batch batch = data::make_batch({data::Example{input, {"x"}, {}}}, run.src_vocab, run.tgt_vocab);
-  Index tgt_in = Index::from_shape({1, h.tokens.size()});  // <bos> + every output token but the last: [1, T]
-  tgt_in(0, 0) = data::Vocab::bos_id;
-  for (std::size_t t = 1; t < h.tokens.size(); ++t) tgt_in(0, t) = h.tokens[t - 1];
-  std::map<std::string, Tensor> all;
-  {
-    no_grad guard;
-    run.model->eval();
-    run.model->forward(batch.src, batch.src_lengths, tgt_in);
-    all = run.model->last_attention();
-  }
+  const std::map<std::string, Tensor> all = teacher_forced_attention(run, input, h);
   std::vector<std::string> outputs;
   for (std::int64_t id : h.tokens) outputs.push_back(run.tgt_vocab.token(id));
   const std::vector<std::string> queries = decoder_inputs(outputs);
@@ -148,9 +166,10 @@ std::string explorer_page(Run& run, const std::string& text, const models::Decod
   }
   viz::DecodingView view;
   view.attention = main;
-  view.expected_position = run.model_name() == "monotonic";  // its alignment moves along an expected position
   const data::Tokens& first = sources.front().second;  // multi-source: the steps weigh the first source
   viz::Explorer steps = viz::explore_decoding(h, first, run.tgt_vocab, view);
+  drop_foreign_beams(steps, h);
+  if (run.model_name() == "monotonic") soft_path(steps, all.at("attention"), merge);  // before merge_steps
   spell_beam(steps, h, [&run, merge](const std::vector<std::int64_t>& ids) {
     data::Tokens tokens;
     for (std::int64_t id : ids) tokens.push_back(run.tgt_vocab.token(id));

@@ -87,6 +87,17 @@ void merge_subwords(xt::xarray<double>& a, std::vector<std::string>& rows, std::
 
 }  // namespace
 
+std::map<std::string, Tensor> teacher_forced_attention(Run& run, const data::Tokens& input, const models::Hypothesis& h) {
+  data::Batch batch = data::make_batch({data::Example{input, {"x"}, {}}}, run.src_vocab, run.tgt_vocab);
+  Index tgt_in = Index::from_shape({1, h.tokens.size()});  // <bos> + every output token but the last: [1, T]
+  tgt_in(0, 0) = data::Vocab::bos_id;
+  for (std::size_t t = 1; t < h.tokens.size(); ++t) tgt_in(0, t) = h.tokens[t - 1];
+  no_grad guard;
+  run.model->eval();
+  run.model->forward(batch.src, batch.src_lengths, tgt_in);
+  return run.model->last_attention();
+}
+
 // The sources of an input as the model's attentions read them: for multi-source, one per
 // source ("source.k" reads part k of the packed row), else the input under the main attention.
 std::vector<std::pair<std::string, data::Tokens>> attended_sources(const Run& run, const data::Tokens& input) {
@@ -326,17 +337,7 @@ std::string transformer_heatmap(Run& run, const std::string& text, const LayerCh
   if (c.has_head && c.head >= heads)
     throw ValueError("heatmap: --head " + std::to_string(c.head) + " is out of range: this Transformer has " +
                      std::to_string(heads) + " heads (--head 0.." + std::to_string(heads - 1) + ")");
-  data::Batch batch = data::make_batch({data::Example{input, {"x"}, {}}}, run.src_vocab, run.tgt_vocab);
-  Index tgt_in = Index::from_shape({1, h.tokens.size()});  // <bos> + every output token but the last: [1, T]
-  tgt_in(0, 0) = data::Vocab::bos_id;
-  for (std::size_t t = 1; t < h.tokens.size(); ++t) tgt_in(0, t) = h.tokens[t - 1];
-  std::map<std::string, Tensor> all;
-  {
-    no_grad guard;
-    run.model->eval();
-    run.model->forward(batch.src, batch.src_lengths, tgt_in);
-    all = run.model->last_attention();
-  }
+  const std::map<std::string, Tensor> all = teacher_forced_attention(run, input, h);
   const std::string name = (encoder ? "encoder." : "decoder.") + std::to_string(layer) +
                            (c.kind == "cross" ? ".cross" : ".self");
   xt::xarray<double> a = xt::view(all.at(name).to_array(), 0, xt::all(), xt::all(), xt::all());  // [H, rows, cols]

@@ -36,11 +36,11 @@ import base64
 import json
 import os
 import shutil
-import socket
-import subprocess
 import sys
 import tempfile
 import time
+
+import notebook_browser
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MIN_LINE = 0.003  # explorer.js draws no head-view line lighter than this
@@ -63,20 +63,8 @@ class Checks:
         return ok
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def wait_for(cond, timeout, what, step=0.5):
-    end = time.time() + timeout
-    while time.time() < end:
-        value = cond()
-        if value:
-            return value
-        time.sleep(step)
-    raise TimeoutError("explorer browser test: timed out after %d s waiting for %s" % (timeout, what))
+    return notebook_browser.wait_for(cond, timeout, what, step, who="explorer browser test")
 
 
 # Every head-view line of a view: head, query, key, weight, computed visibility, and whether
@@ -458,9 +446,6 @@ def main():
         args.screenshots = os.path.abspath(args.screenshots)
         os.makedirs(args.screenshots, exist_ok=True)
 
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
     t_start = time.time()
     # Run a scratch copy so the committed notebook stays without outputs.
     work = tempfile.mkdtemp(prefix="attn-explorer-")
@@ -468,34 +453,18 @@ def main():
     env = dict(os.environ)
     env.setdefault("JUPYTER_PATH", os.path.join(ROOT, "build", "kernel", "share", "jupyter"))
     env.setdefault("OPENBLAS_NUM_THREADS", "1")
-    port = free_port()
-    server = subprocess.Popen(
-        [sys.executable, "-m", "notebook", "--no-browser", "--ip=127.0.0.1", "--port=%d" % port,
-         "--NotebookApp.token=" + args.token, "--allow-root", "--notebook-dir=" + work],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    server, port = notebook_browser.start_server(work, args.token, env)
     driver = None
     check = Checks(args.verbose)
     try:
-        def up():
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=1):
-                    return True
-            except OSError:
-                return False
-        wait_for(up, 60, "the Jupyter server")
-
-        opts = webdriver.ChromeOptions()
-        opts.binary_location = "/usr/bin/chromium"
-        for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                  "--window-size=1280,1400", "--force-device-scale-factor=1",
-                  # The network blocked: no host name but the loopback address resolves, and
-                  # everything not loopback goes to a proxy that is not there (an address too).
-                  "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
-                  "--proxy-server=http://127.0.0.1:9",
-                  "--disable-background-networking", "--disable-component-update", "--no-first-run"):
-            opts.add_argument(a)
-        opts.set_capability("goog:loggingPrefs", {"performance": "ALL", "browser": "ALL"})
-        driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=opts)
+        driver = notebook_browser.chromium(
+            ["--window-size=1280,1400", "--force-device-scale-factor=1",
+             # The network blocked: no host name but the loopback address resolves, and
+             # everything not loopback goes to a proxy that is not there (an address too).
+             "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
+             "--proxy-server=http://127.0.0.1:9",
+             "--disable-background-networking", "--disable-component-update", "--no-first-run"],
+            {"goog:loggingPrefs": {"performance": "ALL", "browser": "ALL"}})
         try:
             run_seconds = run(driver, port, args, check)
         except Exception as e:  # a timeout or a missing element: one failed check, with the page's errors
@@ -506,11 +475,7 @@ def main():
     finally:
         if driver:
             driver.quit()
-        server.terminate()
-        try:
-            server.wait(10)
-        except subprocess.TimeoutExpired:
-            server.kill()
+        notebook_browser.stop_server(server)
         shutil.rmtree(work, ignore_errors=True)
 
     total = time.time() - t_start

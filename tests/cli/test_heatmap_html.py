@@ -11,7 +11,6 @@ data the script draws (the JSON given to attnExplorer) checked against what attn
 import json
 import os
 import re
-import shutil
 import sys
 import tempfile
 import unittest
@@ -39,7 +38,7 @@ SPECIALS = ("<pad>", "<bos>", "<unk>")  # what translate leaves out of an output
 NAMESPACES = ("http://www.w3.org/2000/svg", "http://www.w3.org/1999/xlink", "http://www.w3.org/1999/xhtml")
 
 
-class HeatmapHtml(unittest.TestCase):
+class HeatmapHtml(common.ScratchTest):
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp(prefix="attn_heatmap_html_")
@@ -56,24 +55,6 @@ class HeatmapHtml(unittest.TestCase):
             assert status == 0, f"{name}: {err}"
             cls.runs[name] = cls.path(name)
 
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.tmp, ignore_errors=True)
-
-    @classmethod
-    def path(cls, *parts):
-        return os.path.join(cls.tmp, *parts)
-
-    def ok(self, *args):
-        """attn succeeds without a word on stderr; returns its stdout."""
-        status, out, err = attn(*args)
-        self.assertEqual(status, 0, f"attn {' '.join(args)} failed: {err}")
-        self.assertEqual(err, "", f"attn {' '.join(args)}")
-        return out
-
-    def fails(self, *args, message):
-        status, out, err = attn(*args)
-        return common.check_failure(self, status, out, err, message, args)
 
     def translation(self, run, text, *extra):
         """What `attn translate` writes for `text`: the output's tokens (no <eos>)."""
@@ -183,8 +164,12 @@ class HeatmapHtml(unittest.TestCase):
         page, data = self.page(self.runs["monotonic"], text, "--beam", "2")
         self.check_steps(data, self.translation(self.runs["monotonic"], text, "--beam", "2"), text.split(),
                          distributions=False)  # its decoding is hard: one source token, or none, per step
-        for step in data["steps"]:
-            self.assertAlmostEqual(step["path"], sum(j * w for j, w in enumerate(step["row"])), places=9)
+        # The path is the soft alignment's (teacher-forced on the same output, the head view's
+        # "attention"), over the mass left on the source: not the hard row's pointer.
+        soft = next(a for a in data["attentions"] if a["name"] == "attention")["weights"][0][0]
+        self.assertEqual(len(soft), len(data["steps"]))
+        for step, row in zip(data["steps"], soft):
+            self.assertAlmostEqual(step["path"], sum(j * w for j, w in enumerate(row)) / sum(row), places=6)
             self.assertTrue(step["beam"])
 
     def test_subwords_merged_to_words(self):
