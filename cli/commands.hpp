@@ -20,6 +20,7 @@ void add_demo_command(CLI::App& app);
 void add_eval_command(CLI::App& app);
 void add_translate_command(CLI::App& app);
 void add_heatmap_command(CLI::App& app);
+void add_classify_command(CLI::App& app);  // inspect.cpp: document classifiers (cli/documents.hpp)
 void add_graph_command(CLI::App& app);
 void add_corpus_command(CLI::App& app);  // corpus.cpp
 void add_batches_command(CLI::App& app);  // batches.cpp

@@ -1,8 +1,11 @@
 // `attn eval`, `translate`, `heatmap` and `graph`: using a trained checkpoint.
 #include "commands.hpp"
+#include "documents.hpp"
+#include "speech.hpp"
 #include "output.hpp"
 
 #include "../viz/heads.hpp"
+#include "../viz/spectrogram.hpp"
 
 #include <xtensor/xview.hpp>
 
@@ -49,6 +52,12 @@ xt::xarray<double> attention_of(const models::Hypothesis& h, const std::string& 
 
 namespace {
 
+std::string format_probability(double p) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2f", p);
+  return text;
+}
+
 std::vector<std::string> output_labels(const Run& run, const models::Hypothesis& h) {
   std::vector<std::string> labels;
   for (std::int64_t id : h.tokens) labels.push_back(run.tgt_vocab.token(id));
@@ -72,6 +81,18 @@ void merge_subwords(xt::xarray<double>& a, std::vector<std::string>& rows, std::
   }
   rows = data::Bpe::decode(rows);
   cols = data::Bpe::decode(cols);
+}
+
+// The sources of an input as the model's attentions read them: for multi-source, one per
+// source ("source.k" reads part k of the packed row), else the input under the main attention.
+std::vector<std::pair<std::string, data::Tokens>> attended_sources(const Run& run, const data::Tokens& input) {
+  if (run.model_name() != "multi-source") return {{run.model->main_attention(), input}};
+  std::vector<std::pair<std::string, data::Tokens>> parts{{"source.0", {}}};
+  for (const std::string& token : input) {
+    if (token == data::kSeparator) parts.push_back({"source." + std::to_string(parts.size()), {}});
+    else parts.back().second.push_back(token);
+  }
+  return parts;
 }
 
 // The words of an output, as a user reads them.
@@ -125,8 +146,6 @@ void add_eval_command(CLI::App& app) {
   add_real(cmd, "--length-penalty", o->alpha, Bounds{0.0, 10.0},
            "with --beam: GNMT's alpha, score = log p / ((5 + |Y|) / 6)^alpha (0: plain log p)");
   cmd->callback([o, cmd] {
-    if (o->alpha > 0 && o->beam < 2)
-      throw ValueError("eval: --length-penalty ranks beam search's outputs: add --beam 2 or more");
     const std::string* dir = &o->dir;
     const Output predictions{"--predictions", o->predictions, o->overwrite};
     if (cmd->count("--predictions")) check_output(predictions, {}, {*dir});  // before the run is even read
@@ -135,6 +154,17 @@ void add_eval_command(CLI::App& app) {
       if (o->beam > 1) throw ValueError("eval: the grid captioner decodes greedily only (no --beam)");
       return eval_grid(run);
     }
+    if (run.is_classifier()) {
+      if (o->beam > 1 || o->alpha > 0)
+        throw ValueError("eval: a document classifier does not decode (no --beam, no --length-penalty)");
+      return eval_documents(run, o->predictions, o->overwrite, *dir);
+    }
+    if (run.is_speller()) {
+      if (o->alpha > 0) throw ValueError("eval: --length-penalty does not apply to las (give --beam only)");
+      return eval_speech(run, o->beam, o->predictions, o->overwrite, *dir);
+    }
+    if (o->alpha > 0 && o->beam < 2)
+      throw ValueError("eval: --length-penalty ranks beam search's outputs: add --beam 2 or more");
     TaskData task;
     try {
       task = make_task(run.config.at("task"), run.config.at("seed").get<std::uint64_t>(), "task", run.codes());
@@ -179,7 +209,11 @@ void add_eval_command(CLI::App& app) {
                 detokenize(task_config, words_of(example.tgt, run.codes())) + "\t" +
                 detokenize(task_config, words_of(p.hypothesis, run.codes())) + "\n";
       }
-      write_output(predictions, text, {}, {*dir});
+      std::vector<Input> corpora;  // the run's corpus files: --predictions must not replace them
+      for (const char* key : {"file", "test_file"})
+        if (task_config.contains(key) && task_config.at(key).is_string() && !task_config.at(key).get<std::string>().empty())
+          corpora.push_back({task_config.at(key).get<std::string>(), "the run's corpus"});
+      write_output(predictions, text, corpora, {*dir});
       std::printf("wrote %s\n", o->predictions.c_str());
     }
   });
@@ -192,6 +226,7 @@ void add_translate_command(CLI::App& app) {
     double alpha = 0.0, beta = 0.0;
     bool show = false;
     std::vector<std::string> texts;
+    std::string voice;
   };
   auto o = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand("translate", "Decode sentences with a checkpoint");
@@ -202,10 +237,33 @@ void add_translate_command(CLI::App& app) {
   add_real(cmd, "--coverage-penalty", o->beta, Bounds{0.0, 10.0},
            "with --beam: GNMT's beta, score + beta * sum_i log min(attention on word i, 1) (0: off)");
   cmd->add_flag("--show-attention", o->show, "print each translation's attention as a terminal heatmap");
+  cmd->add_option("--voice", o->voice,
+                  "las: the espeak-ng voice that speaks the texts, LANGUAGE or LANGUAGE+VARIANT (default: en-us+" +
+                      data::held_out_variants().front() + ", a voice never heard in training)");
   cmd->add_option("text", o->texts, "the sentences (for the grid captioner: scenes, e.g. \"red square top left\")")
       ->required();
-  cmd->callback([o] {
+  cmd->callback([o, cmd] {
     Run run = load_run(o->dir);
+    if (cmd->count("--voice") && !run.is_speller())
+      throw ValueError("translate: --voice is for a run of las (speech); " + o->dir + " holds " + run.model_name());
+    if (run.is_speller()) {  // each text spoken by espeak-ng, then transcribed
+      if (o->alpha > 0 || o->beta > 0)
+        throw ValueError("translate: --length-penalty and --coverage-penalty do not apply to las (give --beam only)");
+      for (const auto& text : o->texts) {
+        const Transcription t = transcribe_text(run, text, o->voice, o->beam);
+        std::cout << text << " (" << audio::voice_name(t.spoken.voice) << ", " << t.spoken.features.shape()[0]
+                  << " frames)  ->  " << t.transcript << "\n";
+        if (o->show) {
+          std::vector<std::string> states;
+          for (std::size_t u = 0; u < t.attention.shape()[1]; ++u) states.push_back(std::to_string(u));
+          std::cout << viz::terminal_heatmap(t.attention, t.characters, states) << "\n";
+        }
+      }
+      return;
+    }
+    if (run.is_classifier())
+      throw ValueError("translate: " + o->dir + " holds a document classifier (" + run.model_name() +
+                       "): classify pages with attn classify --checkpoint " + o->dir + " PAGE.txt");
     if (run.is_grid()) {  // the texts are scenes, captioned greedily
       if (o->beam > 1) throw ValueError("translate: the grid captioner decodes greedily only (no --beam)");
       for (const auto& scene : o->texts) {
@@ -227,13 +285,13 @@ void add_translate_command(CLI::App& app) {
     auto hyps = translate(run, inputs, options);
     for (std::size_t i = 0; i < hyps.size(); ++i) {
       std::cout << o->texts[i] << "  ->  " << output_text(run, hyps[i]) << "\n";
-      const std::string name = run.model->main_attention();
-      if (o->show && !name.empty()) {
-        xt::xarray<double> a = attention_of(hyps[i], name, inputs[i].size());
-        std::vector<std::string> rows = output_labels(run, hyps[i]), cols = inputs[i];
-        if (run.has_bpe) merge_subwords(a, rows, cols);  // on words, as heatmap draws by default
-        std::cout << viz::terminal_heatmap(a, rows, cols) << "\n";
-      }
+      if (o->show && !run.model->main_attention().empty())
+        for (const auto& [name, source] : attended_sources(run, inputs[i])) {  // multi-source: one per source
+          xt::xarray<double> a = attention_of(hyps[i], name, source.size());
+          std::vector<std::string> rows = output_labels(run, hyps[i]), cols = source;
+          if (run.has_bpe) merge_subwords(a, rows, cols);  // on words, as heatmap draws by default
+          std::cout << viz::terminal_heatmap(a, rows, cols) << "\n";
+        }
     }
   });
 }
@@ -316,7 +374,9 @@ void add_heatmap_command(CLI::App& app) {
   cmd->add_flag("--merge-subwords,!--no-merge-subwords", o->merge,
                 "a run trained with --bpe: draw words, a word's row the mean of its pieces' rows and its column the "
                 "sum of its pieces' columns (default: on; --no-merge-subwords draws the subwords)");
-  cmd->add_option("text", o->text, "the sentence (for the grid captioner: a scene, e.g. \"red square top left\")")
+  cmd->add_option("text", o->text,
+                  "the sentence (for the grid captioner: a scene, e.g. \"red square top left\"; for a document "
+                  "classifier: a page's text file)")
       ->required();
   cmd->callback([o, cmd] {
     const Output out{"--out", o->out, o->overwrite};
@@ -331,7 +391,31 @@ void add_heatmap_command(CLI::App& app) {
     const bool merge = run.has_bpe && o->merge;
     if (by_layer && run.model_name() != "transformer")
       throw ValueError("heatmap: --attention, --layer and --head choose among the Transformer's layers and heads; "
-                       "this model (" + run.model_name() + ") has one attention: leave them out");
+                       "this model (" + run.model_name() + ") is not a Transformer: leave them out");
+    if (run.is_speller()) {  // each character's weights over the listener states, under the spectrogram
+      const Transcription t = transcribe_text(run, o->text, "");
+      viz::SpectrogramOptions options;
+      options.title = "\"" + o->text + "\" (" + audio::voice_name(t.spoken.voice) + ")  ->  " + t.transcript;
+      const std::size_t frames_per_state = std::size_t(1) << run.speller->config.pyramid_layers;
+      write_output(out, viz::alignment_over_spectrogram_svg(t.spoken.features, t.attention, t.characters,
+                                                           frames_per_state, options), {}, {o->dir});
+      std::cout << "wrote " << o->out << "\n";
+      return;
+    }
+    if (run.is_classifier()) {  // the page as text: sentence bars and words shaded by their weight
+      const PageReading r = read_page(run, o->text);
+      viz::AttentionTextOptions options;
+      options.title = o->text + ": " + run.classes.at(r.predicted) + " (p = " +
+                      format_probability(r.probabilities[r.predicted]) + ")";
+      if (r.sentence_weights.dimension() != 1)  // a default xarray is 0-dimensional (and holds one value)
+        throw ValueError("heatmap: this model (" + run.model_name() + ") has no " +
+                         (r.word_weights.dimension() == 1 ? "sentence attention to draw the page with; train --model han"
+                                                          : "attention to draw"));
+      write_output(out, viz::attention_text_svg(r.page.sentences, r.sentence_weights, r.word_weights, options),
+                   {{o->text, "the page it reads"}}, {o->dir});
+      std::cout << "wrote " << o->out << "\n";
+      return;
+    }
     if (run.is_grid()) {  // where the captioner looked for each word, one 3x3 grid per word
       const GridCaption caption = caption_scene(run, o->text);
       viz::HeatmapOptions options;
@@ -351,11 +435,65 @@ void add_heatmap_command(CLI::App& app) {
     auto h = translate(run, {input}, 1).front();
     viz::HeatmapOptions options;
     options.title = o->text + "  ->  " + output_text(run, h);
-    xt::xarray<double> a = attention_of(h, name, input.size());
-    std::vector<std::string> rows = output_labels(run, h), cols = input;
+    const data::Tokens source = attended_sources(run, input).front().second;  // multi-source: the first source's
+    if (run.model_name() == "multi-source") options.title += "  (attention over the first source)";
+    xt::xarray<double> a = attention_of(h, name, source.size());
+    std::vector<std::string> rows = output_labels(run, h), cols = source;
     if (merge) merge_subwords(a, rows, cols);
     write_output(out, viz::heatmap_svg(a, rows, cols, options), {}, {o->dir});
     std::cout << "wrote " << o->out << "\n";
+  });
+}
+
+void add_classify_command(CLI::App& app) {
+  struct Options {
+    std::string dir;
+    bool show = false;
+    std::vector<std::string> files;
+  };
+  auto o = std::make_shared<Options>();
+  CLI::App* cmd = app.add_subcommand("classify", "Classify pages (text files) with a document classifier's checkpoint");
+  cmd->add_option("--checkpoint", o->dir, "a run of --model han, flat-attention or bag-of-words")->required();
+  cmd->add_flag("--show-attention", o->show,
+                "han: print every sentence with its weight and its three most weighed words");
+  cmd->add_option("pages", o->files,
+                  "text files, one page each, paragraphs separated by blank lines; the pinned corpus holds each manual "
+                  "page's DESCRIPTION, so save that part: MANWIDTH=78 man --nh --nj -P cat tar | sed -n "
+                  "'/^DESCRIPTION/,/^[A-Z]/{//!p}' > tar.txt")
+      ->required();
+  cmd->callback([o] {
+    Run run = load_run(o->dir);
+    if (!run.is_classifier())
+      throw ValueError("classify: " + o->dir + " holds a " + run.model_name() +
+                       " model, not a document classifier; decode sentences with attn translate");
+    for (const std::string& file : o->files) {
+      const PageReading r = read_page(run, file);
+      std::cout << file << "  ->  " << run.classes.at(r.predicted) << " (p = "
+                << format_probability(r.probabilities[r.predicted]) << "; ";
+      for (std::size_t c = 0; c < r.probabilities.size(); ++c)
+        std::cout << (c ? ", " : "") << run.classes.at(c) << ": " << format_probability(r.probabilities[c]);
+      std::cout << ")\n";
+      if (r.sentence_weights.dimension() != 1) {  // han only: the baselines have no sentences to weigh
+        if (o->show) std::cerr << "note: --show-attention: " << run.model_name() << " weighs no sentences (han does)\n";
+        continue;
+      }
+      const std::size_t top = std::size_t(std::max_element(r.sentence_weights.begin(), r.sentence_weights.end()) - r.sentence_weights.begin());
+      std::cout << "  most weighed sentence (" << format_probability(r.sentence_weights(top)) << "): "
+                << data::join(r.page.sentences[top]) << "\n";
+      if (!o->show) continue;
+      for (std::size_t s = 0; s < r.page.sentences.size(); ++s) {
+        const data::Tokens& words = r.page.sentences[s];
+        std::vector<std::size_t> order(words.size());
+        std::iota(order.begin(), order.end(), 0);
+        std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+          return r.word_weights(s, a) > r.word_weights(s, b);
+        });
+        std::cout << "  [" << s << "] " << format_probability(r.sentence_weights(s)) << "  ";
+        for (std::size_t k = 0; k < std::min<std::size_t>(3, order.size()); ++k)
+          std::cout << (k ? ", " : "") << words[order[k]] << " " << format_probability(r.word_weights(s, order[k]));
+        std::cout << "\n";
+      }
+    }
   });
 }
 

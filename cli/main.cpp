@@ -1,5 +1,5 @@
 // attn: train any chapter's model on any task, watch it learn, and see where it attends.
-//   attn demo | train | eval | translate | heatmap | graph | corpus | bpe | batches   (--help on each)
+//   attn demo | train | eval | translate | heatmap | classify | graph | corpus | bpe | batches   (--help on each)
 //
 // Exit status: 0 on success, 1 when a command fails (a missing or corrupted
 // checkpoint, unknown tokens, a malformed corpus...), 2 for a bad command line.
@@ -45,6 +45,7 @@ int main(int argc, char** argv) {
   attn::cli::add_eval_command(app);
   attn::cli::add_translate_command(app);
   attn::cli::add_heatmap_command(app);
+  attn::cli::add_classify_command(app);
   attn::cli::add_graph_command(app);
   attn::cli::add_corpus_command(app);
   attn::cli::add_bpe_command(app);

@@ -4,6 +4,10 @@
 
 namespace attn::cli {
 
+bool trains_in_epochs(const std::string& model) {
+  return model == "han" || model == "flat-attention" || model == "bag-of-words" || model == "las";
+}
+
 TrainSettings read_train_settings(const nlohmann::json& config, const std::string& where) {
   const Fields top(config, where);
   top.only({"format", "model", "task", "seed", "dtype", "train"});
@@ -15,6 +19,14 @@ TrainSettings read_train_settings(const nlohmann::json& config, const std::strin
   s.dtype = top.one_of("dtype", {"float32", "float64"});
   const bool grid = config.at("model").value("model", "") == "grid";
   const Fields train(top.object("train"), where + ": train");
+  if (trains_in_epochs(config.at("model").value("model", ""))) {
+    train.only({"epochs", "batch_size", "lr", "clip_norm"});
+    s.epochs = train.count("epochs", 1, kMaxSteps);
+    s.batch_size = train.count("batch_size", 1, kMaxBatch);
+    s.lr = train.real("lr", Bounds::positive());
+    s.clip_norm = train.real_or("clip_norm", 5.0, Bounds::non_negative());
+    return s;
+  }
   train.only({"steps", "batch_size", "lr", "clip_norm", "label_smoothing", "eval_every", "checkpoint_every",
               "doubly_stochastic", "warmup"});
   s.steps = train.count("steps", 1, kMaxSteps);

@@ -4,6 +4,8 @@
 //   {"format": "attn-checkpoint", "model": {...}, "task": {...}, "seed": 1, "dtype": "float32",
 //    "train": {"steps": 2000, "batch_size": 64, "lr": 0.003, "clip_norm": 1.0, "label_smoothing": 0.0,
 //              "eval_every": 500, "checkpoint_every": 500, "warmup": 400}}   (warmup: only when set)
+// A document classifier (cli/documents.hpp) and Listen, Attend and Spell (cli/speech.hpp) train in epochs:
+//    "train": {"epochs": 12, "batch_size": 32, "lr": 0.002, "clip_norm": 5.0}
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -16,11 +18,15 @@ namespace attn::cli {
 struct TrainSettings {
   std::uint64_t seed = 1;
   std::string dtype = "float32";  // or "float64"
+  std::uint64_t epochs = 0;       // of a model that trains in epochs (it has no "steps")
   std::uint64_t steps = 0, batch_size = 0, eval_every = 0, checkpoint_every = 0;
   std::uint64_t warmup = 0;       // steps of the inverse-sqrt warm-up schedule (0: constant lr)
   double lr = 0, clip_norm = 0, label_smoothing = 0;
   double doubly_stochastic = 0;   // the grid captioner's attention penalty
 };
+
+// The models whose runs count epochs, not steps: han, flat-attention, bag-of-words, las.
+bool trains_in_epochs(const std::string& model);
 
 // `where` names the file in errors: "runs/a/checkpoint/config.json".
 TrainSettings read_train_settings(const nlohmann::json& config, const std::string& where);

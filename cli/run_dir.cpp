@@ -1,6 +1,9 @@
 #include "run_dir.hpp"
 
 #include "bpe.hpp"
+#include "documents.hpp"
+#include "multi_source.hpp"
+#include "speech.hpp"
 #include "grid.hpp"
 #include "../io/json_file.hpp"
 #include "../models/conv_attention.hpp"
@@ -161,6 +164,8 @@ std::unique_ptr<models::Seq2Seq> build_model(const nlohmann::json& model, std::s
   const double memory = double(::sysconf(_SC_PHYS_PAGES)) * double(::sysconf(_SC_PAGE_SIZE));
   if (memory > 0 && need.first > memory) throw ValueError(prefix + memory_message(need));
   try {
+    if (model.is_object() && model.value("model", "") == "multi-source")  // chapter 17 (cli/multi_source.hpp)
+      return make_multi_source_model(model, src_vocab, tgt_vocab);
     return models::make_model(model, src_vocab, tgt_vocab);
   } catch (const std::bad_alloc&) {
     throw ValueError(prefix + memory_message(need));
@@ -304,8 +309,33 @@ Run load_run_once(const std::string& dir) {
     } catch (const Error& e) {
       throw ValueError(where + ": " + e.what());
     }
+  } else if (run.model_name() == "las") {
+    if (run.tgt_vocab.to_json() != data::speech_vocab().to_json())
+      throw IOError(unit.name("vocab.json") + ": \"tgt\" is not the characters of the speech task (data::speech_vocab)");
+    try {
+      run.speller = make_speech_model(run.config.at("model"), where + ": model");
+    } catch (const std::bad_alloc&) {
+      throw ValueError(where + ": the model's sizes need more memory than this machine has");
+    }
+  } else if (is_document_model(run.model_name())) {
+    try {
+      run.classes = document_classes(run.config.at("task"), where + ": task");
+      run.classifier = make_document_model(run.config.at("model"), run.src_vocab.size(), run.classes.size(),
+                                           where + ": model");
+    } catch (const std::bad_alloc&) {
+      throw ValueError(where + ": the model's sizes need more memory than this machine has");
+    }
   } else {
     run.model = build_model(run.config.at("model"), run.src_vocab.size(), run.tgt_vocab.size(), where);
+    if (run.model_name() == "multi-source") {  // train recorded the id of <sep>: it must still be that
+      const nlohmann::json& m = run.config.at("model");
+      if (!m.contains("sep_id") || !run.src_vocab.contains(data::kSeparator) ||
+          m.at("sep_id") != run.src_vocab.id(data::kSeparator))
+        throw IOError(where + ": model.sep_id must be the id of " + data::kSeparator + " in vocab.json's \"src\"");
+      if (Fields(m, where + ": model").count_or("sources", 2, 2, 16) !=
+          Fields(run.config.at("task"), where + ": task").count_or("sources", 1, 1, 16))
+        throw IOError(where + ": model.sources and task.sources differ");
+    }
     // the copy head copies a source token as its target id: it needs both vocabularies
     if (auto* conv = dynamic_cast<models::ConvAttentionSeq2Seq*>(run.model.get())) conv->set_copy_map(run.src_vocab, run.tgt_vocab);
   }

@@ -12,13 +12,18 @@
 // leaves the previous checkpoint or the new one, never a mix. Readers check the manifest.
 // The grid captioner (chapter 4, "model": {"model": "grid"}) has no source
 // sentences: its "src" vocabulary holds the special tokens only, and it is
-// not a Seq2Seq, so a Run holds it apart (cli/grid.hpp).
+// not a Seq2Seq, so a Run holds it apart (cli/grid.hpp). Neither is a document classifier
+// (chapter 18, cli/documents.hpp): its "src" vocabulary holds the words, "tgt" is empty, and
+// its class names are in config.json's task. Nor is Listen, Attend and Spell (chapter 16,
+// cli/speech.hpp): it hears audio, so "src" is empty and "tgt" holds its characters.
 #pragma once
 
 #include "../attn.hpp"
 #include "../decode/decode.hpp"
 #include "../eval/evaluate.hpp"
+#include "../models/document_classifier.hpp"
 #include "../models/grid_captioner.hpp"
+#include "../models/las.hpp"
 #include "../models/registry.hpp"
 #include "../train/trainer.hpp"
 
@@ -40,8 +45,18 @@ struct Run {
   const data::Bpe* codes() const { return has_bpe ? &bpe : nullptr; }
   std::unique_ptr<models::Seq2Seq> model;            // null for the grid captioner
   std::unique_ptr<models::GridCaptioner> captioner;  // only for the grid captioner
+  std::unique_ptr<models::DocumentClassifier> classifier;  // only for a document classifier (cli/documents.hpp)
+  std::vector<std::string> classes;                        // its class names (config.json's task.classes)
   bool is_grid() const { return captioner != nullptr; }
-  nn::Module& module() { return captioner ? static_cast<nn::Module&>(*captioner) : *model; }
+  std::unique_ptr<models::ListenAttendSpell> speller;      // only for Listen, Attend and Spell (cli/speech.hpp)
+  bool is_classifier() const { return classifier != nullptr; }
+  bool is_speller() const { return speller != nullptr; }
+  nn::Module& module() {
+    if (captioner) return *captioner;
+    if (classifier) return *classifier;
+    if (speller) return *speller;
+    return *model;
+  }
   std::string model_name() const;                     // config.model.model: "bahdanau", "grid", ...
 };
 

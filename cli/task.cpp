@@ -2,9 +2,11 @@
 
 #include "bpe.hpp"
 #include "grid.hpp"
+#include "multi_source.hpp"
 #include "parse.hpp"
 #include "run_dir.hpp"
 
+#include <algorithm>
 #include <filesystem>
 
 namespace attn::cli {
@@ -39,6 +41,40 @@ data::Corpus load_corpus(const std::string& path, const data::CorpusOptions& opt
     if (hint != std::string::npos) message.replace(hint, 14, "attn train --skip-malformed");
     throw IOError(message);
   }
+}
+
+// The pairs of a multi-source corpus with their sources packed (cli/multi_source.hpp), those with a
+// source or target longer than part_length (0: any) counted in too_long and dropped. A pair without
+// its sources is an error naming `file`, or with skip_malformed is dropped; returns how many were.
+std::size_t pack_corpus(data::Corpus& corpus, std::size_t sources, std::size_t part_length, bool skip_malformed,
+                        const std::string& file) {
+  std::vector<data::Example> kept;
+  std::size_t unsplit = 0;
+  for (data::Example& pair : corpus.pairs) {
+    data::Tokens packed;
+    try {
+      packed = pack_separators(pair.src, sources, file);
+    } catch (const ValueError& e) {
+      if (!skip_malformed)
+        throw IOError(std::string(e.what()) + " (a line with other sources may be skipped with --skip-malformed)");
+      ++unsplit;
+      continue;
+    }
+    bool fits = !part_length || pair.tgt.size() <= part_length;
+    std::size_t part = 0;
+    for (const std::string& token : packed) {
+      part = token == data::kSeparator ? 0 : part + 1;
+      fits = fits && (!part_length || part <= part_length);
+    }
+    if (!fits) {
+      ++corpus.too_long;
+      continue;
+    }
+    pair.src = std::move(packed);
+    kept.push_back(std::move(pair));
+  }
+  corpus.pairs = std::move(kept);
+  return unsplit;
 }
 
 // Words outside a word-level vocabulary of the training pairs within max_length words:
@@ -137,7 +173,7 @@ TaskData make_task(const nlohmann::json& config, std::uint64_t seed, const std::
     t.tgt_vocab = data::date_target_vocab();
   } else if (name == "tsv") {
     f.only({"name", "file", "char_level", "lowercase", "split_punctuation", "max_length", "test_fraction", "test_file",
-            "min_freq", "max_vocab", "skip_malformed", "checksum", "test_checksum", "bpe"});
+            "min_freq", "max_vocab", "skip_malformed", "checksum", "test_checksum", "bpe", "sources"});
     const std::string file = f.text("file");
     const std::string test_file = f.has("test_file") ? f.text("test_file") : std::string();
     data::CorpusOptions options;
@@ -150,20 +186,32 @@ TaskData make_task(const nlohmann::json& config, std::uint64_t seed, const std::
     const std::size_t min_freq = f.count_or("min_freq", 1, 1, kMaxExamples);
     const std::size_t max_vocab = f.count_or("max_vocab", 0, 0, kMaxSymbols);
     const std::size_t merges = f.has("bpe") ? f.count("bpe", 1, kMaxMerges) : 0;
+    // Several sources (cli/multi_source.hpp): "a ||| b" on the source side, each part within max_length.
+    const std::size_t sources = f.count_or("sources", 1, 1, 16);
+    if (sources > 1 && (merges || options.char_level))
+      throw ValueError(where + ": a task of " + std::to_string(sources) + " sources reads words (no \"bpe\", no char_level)");
+    const std::size_t part_length = sources > 1 ? options.max_length : 0;
+    if (sources > 1) options.max_length = 0;
     if (merges && options.char_level)
       throw ValueError(where + ": \"bpe\" splits words into subwords; it does not go with char_level (--char-level)");
     const std::size_t max_length = options.max_length;
     if (merges) options.max_length = 0;  // counted in subwords, once the codes are known
     check_unchanged(t.config, "checksum", file);
     data::Corpus corpus = load_corpus(file, options);
+    std::size_t unsplit = 0;  // multi-source pairs without their sources (skipped with skip_malformed)
+    if (sources > 1) unsplit = pack_corpus(corpus, sources, part_length, options.skip_malformed, file);
     if (corpus.malformed)
       t.warning = std::to_string(corpus.malformed) + " malformed lines skipped (the first: line " +
                   std::to_string(corpus.malformed_lines.front()) + ")";
+    if (unsplit)
+      t.warning += (t.warning.empty() ? "" : "; ") + std::to_string(unsplit) + " pairs without " +
+                   std::to_string(sources) + " sources skipped";
+    const std::size_t limit = sources > 1 ? part_length : options.max_length;
     if (corpus.pairs.size() < 2)
       throw IOError(file + ": fewer than 2 usable sentence pairs in " + std::to_string(corpus.lines) + " lines (" +
-                    std::to_string(corpus.too_long) + " dropped as longer than max_length " +
-                    std::to_string(options.max_length) + " tokens" + (options.max_length ? ", see --max-length" : "") +
-                    ", " + std::to_string(corpus.malformed) + " malformed lines skipped)");
+                    std::to_string(corpus.too_long) + " dropped as longer than max_length " + std::to_string(limit) +
+                    " tokens" + (sources > 1 ? " a source" : "") + (limit ? ", see --max-length" : "") + ", " +
+                    std::to_string(corpus.malformed + unsplit) + " malformed lines skipped)");
     // A seeded shuffle, then the last test_fraction of the pairs is the test set
     // (none when a test file is given: it is the test set).
     std::vector<std::size_t> order(corpus.pairs.size());
@@ -177,7 +225,9 @@ TaskData make_task(const nlohmann::json& config, std::uint64_t seed, const std::
       (i + n_test < order.size() ? t.split.train : t.split.test).push_back(corpus.pairs[order[i]]);
     if (!test_file.empty()) {
       check_unchanged(t.config, "test_checksum", test_file);
-      t.split.test = load_corpus(test_file, options).pairs;
+      data::Corpus test = load_corpus(test_file, options);
+      if (sources > 1) pack_corpus(test, sources, part_length, options.skip_malformed, test_file);
+      t.split.test = std::move(test.pairs);
       if (t.split.test.empty()) throw IOError(test_file + ": no usable sentence pair for the test set");
     }
     if (merges) apply_bpe(t, merges, max_length, min_freq, max_vocab, file, codes);
@@ -217,10 +267,17 @@ data::Tokens tokenize(const nlohmann::json& task_config, const std::string& text
   if (char_level(task_config)) return data::split_chars(s);
   const data::Tokens words =
       task_config.value("split_punctuation", false) ? data::split_words(s) : data::split_whitespace(s);
+  const std::size_t sources = Fields(task_config, "task").count_or("sources", 1, 1, 16);
+  if (sources > 1) return pack_separators(words, sources, "the sentence '" + text + "'");
   return bpe ? bpe->encode(words) : words;
 }
 
 std::string detokenize(const nlohmann::json& task_config, const data::Tokens& tokens) {
+  if (Fields(task_config, "task").count_or("sources", 1, 1, 16) > 1) {  // <sep> reads as the ||| a user types
+    data::Tokens shown = tokens;
+    std::replace(shown.begin(), shown.end(), data::kSeparator, kSourceSeparator);
+    return data::join(shown, " ");
+  }
   return data::join(tokens, char_level(task_config) ? "" : " ");
 }
 

@@ -3,6 +3,10 @@
 // Every input (flags, config, corpus, checkpoint) is checked and the whole run is
 // built before the first byte is written.
 #include "commands.hpp"
+#include "documents.hpp"
+#include "multi_source.hpp"
+#include "run_config.hpp"
+#include "speech.hpp"
 #include "../models/conv_attention.hpp"
 #include "output.hpp"
 #include "parse.hpp"
@@ -35,6 +39,11 @@ void apply_setting(nlohmann::json& model, const std::string& setting) {
     value = text;
   }
   model[key] = value;
+}
+
+// Every field of a sequence model's config with its default: the registry's models, and multi-source.
+nlohmann::json model_defaults(const std::string& name) {
+  return name == "multi-source" ? default_multi_source_model_config() : models::default_model_config(name);
 }
 
 std::string format_step(double step) { return std::to_string(static_cast<long long>(step)); }
@@ -70,7 +79,7 @@ void check_settings(const nlohmann::json& model, const std::string& name, const 
   try {
     build_model(model, 8, 8, where);
   } catch (const Error& e) {
-    const nlohmann::json defaults = models::default_model_config(name);
+    const nlohmann::json defaults = model_defaults(name);
     std::set<std::string> tried;  // a key given twice: its last value is the one in force
     for (auto it = settings.rbegin(); it != settings.rend(); ++it) {
       const std::string& setting = *it;
@@ -119,6 +128,13 @@ TrainResult train_run(nlohmann::json config, const std::string& out, TrainMode m
     unit = std::make_unique<Checkpoint>(out);
     where = unit->name("config.json");
     config = unit->read_json("config.json");
+    // (a malformed config is read_train_settings' to report, by name)
+    const bool named = config.is_object() && config.contains("model") && config.at("model").is_object() &&
+                       config.at("model").contains("model") && config.at("model").at("model").is_string();
+    const std::string name = named ? config.at("model").at("model").get<std::string>() : "";
+    if (trains_in_epochs(name))
+      throw ValueError("train --resume: a run of " + name +
+                       " cannot resume (it trains in epochs and keeps no optimizer state); train again with more --epochs");
     read_train_settings(config, where);  // the checkpoint as it is, before --steps changes it
     if (new_steps) config["train"]["steps"] = new_steps;
   } else {
@@ -138,6 +154,17 @@ TrainResult train_run(nlohmann::json config, const std::string& out, TrainMode m
   if (resume_codes) codes = read_codes(unit->path(kCodesFile), unit->name(kCodesFile));
   TaskData task = make_task(config.at("task"), s.seed, where + ": task", resume_codes ? &codes : nullptr);
   config["task"] = task.config;  // with the corpus' checksum
+  const bool multi_source = config.at("model").value("model", "") == "multi-source";
+  if (multi_source != (task.config.value("sources", 1) > 1))
+    throw ValueError(multi_source ? "--model multi-source reads several sources: train it on a FILE.tsv whose source "
+                                    "side is 'english ||| german' (attn corpus gettext --second LANG writes one)"
+                                  : where + ": the task has several sources: only --model multi-source reads them");
+  if (multi_source) {  // the model splits its packed source rows at this id
+    if (!task.src_vocab.contains(data::kSeparator))
+      throw ValueError("the source vocabulary has no " + data::kSeparator + " (a --min-freq above the number of "
+                       "training pairs leaves it out)");
+    config["model"]["sep_id"] = task.src_vocab.id(data::kSeparator);
+  }
   if (!task.warning.empty()) std::cout << "warning: " << task.warning << std::endl;
   if (!task.bpe_summary.empty()) std::cout << task.bpe_summary << std::endl;
   const data::Bpe* bpe = task.has_bpe ? &task.bpe : nullptr;
@@ -302,12 +329,20 @@ void add_train_command(CLI::App& app) {
     double valid_fraction = 0.05;
     std::string test_file;
     std::uint64_t min_freq = 1, max_vocab = 0, bpe = 0;
+    // FILE.jsonl (document classifiers) only
+    std::uint64_t epochs = 12, max_sentences = 20, max_words = 40;
   };
   auto o = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand("train", "Train a chapter's model on a task; checkpoints go to --out");
-  cmd->add_option("--model", o->model, "seq2seq, bahdanau, luong, luong-local, transformer, monotonic, conv, conv-copy, or grid (with --task grid)")
+  cmd->add_option("--model", o->model,
+                  "seq2seq, bahdanau, luong, luong-local, transformer, monotonic, conv, conv-copy, multi-source (a FILE.tsv "
+                  "of 'english ||| german<TAB>french' lines); grid (with --task "
+                  "grid); las (with --task speech); han, flat-attention, bag-of-words (with a FILE.jsonl of documents)")
       ->capture_default_str();
-  cmd->add_option("--task", o->task, "copy, reverse, sort, dates, grid, or a FILE.tsv of source<TAB>target lines")
+  cmd->add_option("--task", o->task,
+                  "copy, reverse, sort, dates, grid, speech (spoken digits, made with espeak-ng), a FILE.tsv of "
+                  "source<TAB>target lines, or a FILE.jsonl of "
+                  "labelled documents (data/documents.hpp; e.g. the pinned manpages.jsonl)")
       ->capture_default_str();
   add_count(cmd, "--steps", o->steps, 1, kMaxSteps, "optimizer steps in all (with --resume: the new total)");
   add_count(cmd, "--batch-size", o->batch_size, 1, kMaxBatch);
@@ -324,14 +359,16 @@ void add_train_command(CLI::App& app) {
   add_count(cmd, "--min-length", o->min_length, 1, 10000, "shortest source (copy/reverse/sort)");
   add_count(cmd, "--max-length", o->max_length, 1, 10000,
             "longest source (copy/reverse/sort; FILE.tsv: longer pairs dropped)");
-  add_count(cmd, "--n-train", o->n_train, 1, kMaxExamples, "training examples to generate (not for FILE.tsv)");
+  add_count(cmd, "--n-train", o->n_train, 1, kMaxExamples,
+            "training examples to generate (not for FILE.tsv or FILE.jsonl; speech: utterances to speak)");
   cmd->add_flag("--skip-malformed", o->skip_malformed, "FILE.tsv: skip malformed lines instead of stopping at the first");
   cmd->add_flag("--lowercase,!--no-lowercase", o->lowercase, "FILE.tsv: lowercase both sides (default: on)");
   cmd->add_flag("--split-punctuation,!--no-split-punctuation", o->split_punctuation,
                 "FILE.tsv: punctuation and French elisions as words of their own (default: on)");
   cmd->add_flag("--char-level", o->char_level, "FILE.tsv: one token per character instead of per word");
   add_real(cmd, "--valid-fraction", o->valid_fraction, {0.0, 1.0, true, true},
-           "FILE.tsv: the share of pairs held out for evaluation (default 0.05)");
+           "FILE.tsv: the share of pairs held out for evaluation (default 0.05); FILE.jsonl: the share of the "
+           "training documents that chooses the epoch (default 0.125; a fifth of each class is the test)");
   cmd->add_option("--test-file", o->test_file, "FILE.tsv: held-out pairs from this file instead (all of FILE trains)");
   add_count(cmd, "--min-freq", o->min_freq, 1, kMaxExamples,
             "FILE.tsv: words seen fewer times in training read as <unk> (default 1)");
@@ -340,6 +377,13 @@ void add_train_command(CLI::App& app) {
   add_count(cmd, "--bpe", o->bpe, 1, kMaxMerges,
             "FILE.tsv: learn N joint byte-pair merges from the training split and train on subwords "
             "(--max-length, --min-freq and --max-vocab then count subwords; kept by --resume)");
+  add_count(cmd, "--epochs", o->epochs, 1, kMaxSteps,
+            "FILE.jsonl and speech: passes over the training set (default 12; FILE.jsonl keeps the epoch with the "
+            "best validation accuracy)");
+  add_count(cmd, "--max-sentences", o->max_sentences, 0, 100000,
+            "FILE.jsonl: read the first N sentences of each document (0: all; default 20)");
+  add_count(cmd, "--max-words", o->max_words, 0, 100000,
+            "FILE.jsonl: cut each sentence to its first N words (0: all; default 40)");
   cmd->add_option("--set", o->settings, "a model setting KEY=VALUE, e.g. --set decoder_dim=128 (repeatable)");
   add_count(cmd, "--seed", o->seed, 0, kMaxSeed);
   cmd->add_option("--out", o->out, "the run folder (new or empty, unless --overwrite)");
@@ -352,10 +396,14 @@ void add_train_command(CLI::App& app) {
                                "--dtype", "--min-length", "--max-length", "--n-train", "--seed", "--out",
                                "--skip-malformed", "--eval-every", "--checkpoint-every", "--overwrite", "--lowercase",
                                "--split-punctuation", "--char-level", "--valid-fraction", "--test-file", "--min-freq",
-                               "--max-vocab", "--warmup"})
+                               "--max-vocab", "--warmup", "--epochs", "--max-sentences", "--max-words"})
         if (cmd->count(flag))
           throw ValueError(std::string("train --resume: ") + flag +
-                           " cannot change a run (it continues as its config.json describes; only --steps may change)");
+                           (std::string(flag) == "--epochs"
+                                ? ": a run that trains in epochs cannot resume (train it again with more --epochs); "
+                                  "a run in steps continues to --steps"
+                                : " cannot change a run (it continues as its config.json describes; only --steps may "
+                                  "change)"));
       if (o->resume.empty()) throw ValueError("--resume: expected a run folder, got an empty value");
       if (cmd->count("--bpe")) check_resumed_bpe(o->resume, o->bpe);
       const TrainResult r = train_run({}, o->resume, TrainMode::Resume, cmd->count("--steps") ? o->steps : 0);
@@ -364,11 +412,69 @@ void add_train_command(CLI::App& app) {
       return;
     }
     if (o->out.empty()) throw ValueError("train: --out DIR is required (where checkpoints go)");
+    // The config of a model that trains in epochs, its chapter's lr and clipping unless given (32 a batch).
+    auto epoch_config = [&](const nlohmann::json& model, const nlohmann::json& task, double lr, double clip) {
+      return nlohmann::json{
+          {"format", "attn-checkpoint"}, {"model", model}, {"task", task}, {"seed", o->seed}, {"dtype", o->dtype},
+          {"train",
+           {{"epochs", o->epochs},
+            {"batch_size", cmd->count("--batch-size") ? o->batch_size : 32},
+            {"lr", cmd->count("--lr") ? o->lr : lr},
+            {"clip_norm", cmd->count("--clip") ? o->clip : clip}}}};
+    };
+    if (is_document_model(o->model) || is_document_task_file(o->task)) {  // chapter 18 (cli/documents.hpp)
+      if (!is_document_model(o->model) || !is_document_task_file(o->task))
+        throw ValueError(is_document_model(o->model)
+                             ? "--model " + o->model + " classifies documents: give it a FILE.jsonl of labelled "
+                               "documents with --task (e.g. the pinned manpages.jsonl of tools/setup.sh --with-corpus)"
+                             : "--task " + o->task + " holds documents to classify: train han, flat-attention or "
+                               "bag-of-words on it (--model)");
+      for (const char* flag : {"--steps", "--warmup", "--label-smoothing", "--eval-every", "--checkpoint-every",
+                               "--min-length", "--max-length", "--n-train", "--skip-malformed",
+                               "--split-punctuation", "--char-level", "--test-file", "--max-vocab", "--bpe"})
+        if (cmd->count(flag))
+          throw ValueError(std::string("train: ") + flag + " does not apply to a document classifier (it trains "
+                           "in --epochs on a FILE.jsonl)");
+      nlohmann::json model = default_document_model_config(o->model);
+      for (const auto& setting : o->settings) apply_setting(model, setting);
+      nlohmann::json task = default_document_task_config(o->task);
+      task["max_sentences"] = o->max_sentences;
+      task["max_words"] = o->max_words;
+      if (cmd->count("--min-freq")) task["min_freq"] = o->min_freq;
+      task["lowercase"] = o->lowercase;
+      if (cmd->count("--valid-fraction")) task["valid_fraction"] = o->valid_fraction;
+      // The chapter's settings unless given: Adam 2e-3, 32 documents a batch, clipping at 5.
+      return train_documents_run(epoch_config(model, task, 2e-3, 5.0), o->out, o->overwrite);
+    }
+    if (o->model == "las" || o->task == "speech") {  // chapter 16 (cli/speech.hpp)
+      if (o->model != "las" || o->task != "speech")
+        throw ValueError(o->model == "las" ? "--model las transcribes speech: train it with --task speech"
+                                           : "--task speech goes with --model las (Listen, Attend and Spell)");
+      for (const char* flag : {"--steps", "--warmup", "--label-smoothing", "--eval-every", "--checkpoint-every",
+                               "--min-length", "--max-length", "--skip-malformed", "--lowercase", "--split-punctuation",
+                               "--char-level", "--valid-fraction", "--test-file", "--min-freq", "--max-vocab", "--bpe",
+                               "--max-sentences", "--max-words"})
+        if (cmd->count(flag))
+          throw ValueError(std::string("train: ") + flag + " does not apply to --model las (it trains in --epochs on "
+                           "spoken digits)");
+      nlohmann::json model = default_speech_model_config();
+      for (const auto& setting : o->settings) apply_setting(model, setting);
+      nlohmann::json task = default_speech_task_config();
+      if (cmd->count("--n-train")) task["n_train"] = o->n_train;
+      // The chapter's settings unless given: Adam 1e-3, 32 utterances a batch, clipping at 1.
+      return train_speech_run(epoch_config(model, task, 1e-3, 1.0), o->out, o->overwrite);
+    }
+    for (const char* flag : {"--epochs", "--max-sentences", "--max-words"})
+      if (cmd->count(flag))
+        throw ValueError(std::string("train: ") + flag + " is for the models that train in epochs: a document "
+                         "classifier on a FILE.jsonl (--max-sentences, --max-words too) and las on speech");
     if ((o->model == "grid") != (o->task == "grid"))
       throw ValueError(o->model == "grid" ? "--model grid (the captioner of chapter 4) trains on --task grid only"
                                           : "task 'grid' goes with --model grid (the captioner of chapter 4), not "
                                             "with a sequence model");
-    nlohmann::json model = o->model == "grid" ? default_grid_model_config() : models::default_model_config(o->model);
+    nlohmann::json model = o->model == "grid" ? default_grid_model_config() : model_defaults(o->model);
+    if (std::any_of(o->settings.begin(), o->settings.end(), [](const std::string& s) { return s.rfind("sep_id=", 0) == 0; }))
+      throw ValueError("--set sep_id: the id of <sep> is set by train from the vocabulary, not by hand");
     for (const auto& s : o->settings) apply_setting(model, s);
     if (o->model != "grid") check_settings(model, o->model, o->settings);
     nlohmann::json task = default_task_config(o->task);
@@ -384,6 +490,14 @@ void add_train_command(CLI::App& app) {
     if (cmd->count("--max-length")) task["max_length"] = o->max_length;
     if (cmd->count("--n-train")) task["n_train"] = o->n_train;
     if (o->skip_malformed) task["skip_malformed"] = true;
+    if (o->model == "multi-source") {
+      if (task.at("name") != "tsv")
+        throw ValueError("--model multi-source trains on a FILE.tsv of 'english ||| german<TAB>french' lines (attn "
+                         "corpus gettext --second LANG writes one), not on the task '" + o->task + "'");
+      if (cmd->count("--bpe") || o->char_level)
+        throw ValueError("--model multi-source reads words: --bpe and --char-level do not apply");
+      task["sources"] = model.value("sources", 2);
+    }
     if (task.at("name") == "tsv") {
       if (cmd->count("--bpe") && o->char_level)
         throw ValueError("train: --bpe splits words into subwords; it does not go with --char-level");

@@ -1,0 +1,260 @@
+// Chapter 16's Listen, Attend and Spell on the command line (see speech.hpp).
+#include "speech.hpp"
+
+#include "output.hpp"
+#include "parse.hpp"
+#include "progress.hpp"
+#include "run_config.hpp"
+
+#include "../decode/decode.hpp"
+#include "../eval/error_rate.hpp"
+#include "../viz/line_plot.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+
+namespace attn::cli {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr std::uint64_t kMaxModelSize = 65536;
+constexpr std::size_t kDecodeBatch = 50;
+constexpr std::size_t kMaxCharacters = 200;  // a transcript's characters at most (the digits' are under 30)
+
+// The characters of a decode, specials dropped, as text.
+std::string text_of(const models::Hypothesis& h, const data::Vocab& vocab) {
+  std::string text;
+  for (std::int64_t id : h.tokens)
+    if (!data::Vocab::is_special(id)) text += vocab.token(id);
+  return text;
+}
+
+// The transcripts of `examples`, decoded in batches: greedily (beam 1) or by beam search.
+std::vector<std::string> transcribe(models::ListenAttendSpell& model, const std::vector<data::SpeechExample>& examples,
+                                    const data::Vocab& vocab, std::size_t beam, std::size_t max_len) {
+  models::DecodeOptions options;
+  options.max_len = max_len;
+  options.beam_size = beam;
+  std::vector<std::string> out;
+  for (std::size_t first = 0; first < examples.size(); first += kDecodeBatch) {
+    std::vector<std::size_t> rows;
+    for (std::size_t i = first; i < std::min(examples.size(), first + kDecodeBatch); ++i) rows.push_back(i);
+    const data::SpeechBatch b = data::make_speech_batch(examples, rows, vocab, model.dtype());
+    no_grad guard;
+    models::DecoderState state = model.start(b.features, b.lengths);
+    const std::vector<models::Hypothesis> best =
+        beam > 1 ? models::beam_search(model, state, options) : models::greedy_decode(model, state, options);
+    for (const auto& h : best) out.push_back(text_of(h, vocab));
+  }
+  return out;
+}
+
+std::vector<std::string> texts_of(const std::vector<data::SpeechExample>& examples) {
+  std::vector<std::string> out;
+  for (const auto& e : examples) out.push_back(e.text);
+  return out;
+}
+
+// Long enough for every reference of the task: twice its longest transcript, plus <eos>.
+std::size_t decode_length(const std::vector<data::SpeechExample>& examples) {
+  std::size_t longest = 0;
+  for (const auto& e : examples) longest = std::max(longest, e.text.size());
+  return std::min(kMaxCharacters, 2 * longest + 1);
+}
+
+data::SpeechOptions speech_options(const Fields& f, const std::string& where) {
+  data::SpeechOptions o;
+  o.min_words = f.count_or("min_words", o.min_words, 1, 100);
+  o.max_words = f.count_or("max_words", o.max_words, 1, 100);
+  if (o.min_words > o.max_words)
+    throw ValueError(where + ": min_words " + std::to_string(o.min_words) + " is more than max_words " +
+                     std::to_string(o.max_words));
+  return o;
+}
+
+}  // namespace
+
+json default_speech_model_config() {
+  models::LASConfig c;
+  return {{"model", "las"},
+          {"listener_dim", c.listener_dim},
+          {"pyramid_layers", c.pyramid_layers},
+          {"embed_dim", c.embed_dim},
+          {"speller_dim", c.speller_dim},
+          {"speller_layers", c.speller_layers},
+          {"attention_dim", c.attention_dim},
+          {"sampling_probability", 0.1}};  // the paper's and the chapter's
+}
+
+json default_speech_task_config() {
+  const data::SpeechOptions o;
+  return {{"name", "speech"}, {"n_train", 2000},         {"n_valid", 200},
+          {"n_test", 200},    {"min_words", o.min_words}, {"max_words", o.max_words}};
+}
+
+std::unique_ptr<models::ListenAttendSpell> make_speech_model(const json& model, const std::string& where) {
+  const json defaults = default_speech_model_config();
+  const Fields f(model, where + " (model 'las')");
+  std::vector<std::string> known;
+  for (const auto& item : defaults.items()) known.push_back(item.key());
+  f.only(known);
+  models::LASConfig c;
+  c.vocab = data::speech_vocab().size();
+  c.n_mels = data::speech_log_mel_options().n_mels;
+  c.listener_dim = f.count_or("listener_dim", c.listener_dim, 1, kMaxModelSize);
+  c.pyramid_layers = f.count_or("pyramid_layers", c.pyramid_layers, 0, 8);
+  c.embed_dim = f.count_or("embed_dim", c.embed_dim, 1, kMaxModelSize);
+  c.speller_dim = f.count_or("speller_dim", c.speller_dim, 1, kMaxModelSize);
+  c.speller_layers = f.count_or("speller_layers", c.speller_layers, 1, 16);
+  c.attention_dim = f.count_or("attention_dim", c.attention_dim, 1, kMaxModelSize);
+  c.sampling_probability = f.real_or("sampling_probability", 0.1, {0.0, 1.0});
+  return std::make_unique<models::ListenAttendSpell>(c);
+}
+
+data::SpeechSplit speech_split(const json& task, std::uint64_t seed, const std::string& where) {
+  const Fields f(task, where);
+  f.only({"name", "n_train", "n_valid", "n_test", "min_words", "max_words"});
+  const data::SpeechOptions options = speech_options(f, where);
+  return data::spoken_digits(f.count_or("n_train", 2000, 1, 1000000), f.count_or("n_valid", 200, 1, 100000),
+                             f.count_or("n_test", 200, 1, 100000), seed, options);
+}
+
+void train_speech_run(const json& config, const std::string& out, bool overwrite) {
+  const TrainSettings s = read_train_settings(config, "the run's settings");
+  const std::string model_where = "the model's settings (--model, --set)";
+  (void)make_speech_model(config.at("model"), model_where);  // the settings fail fast, before any speaking
+  speech_options(Fields(config.at("task"), "the task's settings"), "the task's settings");
+  check_out_folder(out, overwrite);
+  const auto spoken = std::chrono::steady_clock::now();
+  const data::SpeechSplit split = speech_split(config.at("task"), s.seed, "the task's settings (--task speech, --n-train)");
+  const double speaking = std::chrono::duration<double>(std::chrono::steady_clock::now() - spoken).count();
+  const data::Vocab vocab = data::speech_vocab();
+  manual_seed(s.seed);  // the weights, and the sampled characters of training
+  std::unique_ptr<models::ListenAttendSpell> model;
+  try {
+    model = make_speech_model(config.at("model"), model_where);
+  } catch (const std::bad_alloc&) {
+    throw ValueError("--set: the model's sizes need more memory than this machine has");
+  }
+  const bool float32 = s.dtype == "float32";
+  if (float32) model->to(Dtype::Float32);
+  const RunLock lock(out);
+  check_out_folder(out, overwrite);  // again, now that no other process can write there
+
+  std::printf("training las (%zu parameters, %s) on speech: %zu train / %zu valid / %zu test utterances (the test "
+              "spoken by %zu voices never heard in training), spoken in %.1f s, seed %llu\n",
+              model->num_parameters(), s.dtype.c_str(), split.train.size(), split.valid.size(), split.test.size(),
+              data::held_out_variants().size(), speaking, static_cast<unsigned long long>(s.seed));
+  nn::Adam optimizer(model->parameters(), s.lr);
+  Generator order(s.seed);
+  data::BatchOptions batching;
+  batching.batch_size = s.batch_size;
+  batching.sort_buckets = 4;  // utterances of similar length together: less padding
+  const Dtype dtype = model->dtype();
+  const std::size_t max_len = decode_length(split.valid);
+  const std::size_t per_epoch = (split.train.size() + s.batch_size - 1) / s.batch_size;
+  ProgressBar bar(s.epochs * per_epoch);
+  std::vector<double> epoch_axis, losses, valid_cer;
+  const auto started = std::chrono::steady_clock::now();
+  std::size_t step = 0;
+  for (std::size_t e = 1; e <= s.epochs; ++e) {
+    model->train();
+    double sum = 0;
+    const std::vector<data::SpeechBatch> batches = data::make_speech_batches(split.train, vocab, batching, order, dtype);
+    for (const data::SpeechBatch& b : batches) {
+      const Tensor logits = model->forward(b.features, b.lengths, b.tgt_in);  // [B, L, V]
+      const long rows = long(b.tgt_in.size());
+      const Index targets = xt::reshape_view(b.tgt_out, {std::size_t(rows)});  // [B * L]
+      Tensor loss = nn::cross_entropy(reshape(logits, {rows, long(vocab.size())}), targets, data::Vocab::pad_id);
+      optimizer.zero_grad();
+      loss.backward();
+      if (s.clip_norm > 0) nn::clip_grad_norm_(model->parameters(), s.clip_norm);
+      optimizer.step();
+      sum += loss.item();
+      bar.update(++step, loss.item(), std::nan(""));
+    }
+    model->eval();
+    const double cer =
+        models::character_error_rate(transcribe(*model, split.valid, vocab, 1, max_len), texts_of(split.valid)).rate();
+    epoch_axis.push_back(double(e));
+    losses.push_back(sum / double(batches.size()));
+    valid_cer.push_back(cer);
+    bar.finish();
+    std::printf("  epoch %zu/%zu: loss %.3f, validation CER %.1f%% (greedy)\n", e, s.epochs, losses.back(), 100 * cer);
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  commit_checkpoint(out, config, data::Vocab(), vocab,
+                    [&](const std::string& unit) { io::save(*model, unit + "/model.npz"); });
+  std::printf("training time: %zu epochs in %.1f s (with the validation after each)\n", s.epochs, seconds);
+  const std::vector<std::string> hyp = transcribe(*model, split.test, vocab, 1, decode_length(split.test));
+  const double cer = models::character_error_rate(hyp, texts_of(split.test)).rate();
+  const double wer = models::word_error_rate(hyp, texts_of(split.test)).rate();
+
+  viz::LinePlotOptions plot;
+  plot.title = "training loss and validation CER per epoch";
+  plot.x_label = "epoch";
+  plot.y_from_zero = true;
+  plot.markers = true;
+  write_own_file(out + "/loss.svg", viz::line_plot_svg({{"training loss (nats per character)", epoch_axis, losses},
+                                                        {"validation CER (greedy)", epoch_axis, valid_cer}}, plot));
+  std::printf("held-out voices (%zu utterances, greedy): CER %.1f%%, WER %.1f%%  (checkpoint: %s; plot: %s/loss.svg)\n",
+              split.test.size(), 100 * cer, 100 * wer, out.c_str(), out.c_str());
+}
+
+void eval_speech(Run& run, std::size_t beam, const std::string& predictions_file, bool overwrite,
+                 const std::string& dir) {
+  // Each split has its own generator (data/speech.hpp): the test utterances are the run's with
+  // one training and one validation utterance spoken instead of all of them.
+  json task = run.config.at("task");
+  task["n_train"] = 1;
+  task["n_valid"] = 1;
+  const data::SpeechSplit split = speech_split(task, run.config.at("seed").get<std::uint64_t>(), run.config_file + ": task");
+  const std::vector<std::string> hyp = transcribe(*run.speller, split.test, run.tgt_vocab, beam, decode_length(split.test));
+  const std::vector<std::string> refs = texts_of(split.test);
+  const models::ErrorRate c = models::character_error_rate(hyp, refs), w = models::word_error_rate(hyp, refs);
+  std::printf("%zu test utterances, spoken by %zu voices never heard in training; %s: CER %.1f%%, WER %.1f%%\n",
+              split.test.size(), data::held_out_variants().size(),
+              beam > 1 ? ("beam search " + std::to_string(beam)).c_str() : "greedy", 100 * c.rate(), 100 * w.rate());
+  std::printf("words: %zu substitutions, %zu deletions, %zu insertions of %zu\n", w.substitutions, w.deletions,
+              w.insertions, w.reference_length);
+  if (!predictions_file.empty()) {
+    std::string text;
+    for (std::size_t i = 0; i < split.test.size(); ++i)
+      text += refs[i] + "\t" + audio::voice_name(split.test[i].voice) + "\t" + hyp[i] + "\n";
+    write_output(Output{"--predictions", predictions_file, overwrite}, text, {}, {dir});
+    std::printf("wrote %s\n", predictions_file.c_str());
+  }
+}
+
+Transcription transcribe_text(Run& run, const std::string& text, const std::string& voice_text, std::size_t beam) {
+  audio::Voice voice;
+  voice.variant = data::held_out_variants().front();  // a voice the model never heard
+  if (!voice_text.empty()) {
+    const auto plus = voice_text.find('+');
+    voice.language = voice_text.substr(0, plus);
+    voice.variant = plus == std::string::npos ? "" : voice_text.substr(plus + 1);
+    if (voice.language.empty())
+      throw ValueError("--voice '" + voice_text + "': expected LANGUAGE or LANGUAGE+VARIANT, e.g. en-us+f2");
+  }
+  if (text.find_first_not_of(" \t\n") == std::string::npos) throw ValueError("translate: a text to speak is empty");
+  Transcription t;
+  t.spoken = data::speak_example(text, voice);
+  const data::SpeechBatch b = data::make_speech_batch({t.spoken}, {0}, run.tgt_vocab, run.speller->dtype());
+  models::DecodeOptions options;
+  options.max_len = std::min(kMaxCharacters, 2 * text.size() + 10);
+  options.beam_size = beam;
+  no_grad guard;
+  models::DecoderState state = run.speller->start(b.features, b.lengths);
+  const models::Hypothesis h = (beam > 1 ? models::beam_search(*run.speller, state, options)
+                                         : models::greedy_decode(*run.speller, state, options)).front();
+  t.transcript = text_of(h, run.tgt_vocab);
+  for (std::int64_t id : h.tokens) t.characters.push_back(run.tgt_vocab.token(id));
+  t.attention = models::attention_matrix(h, "attention").to_array();  // [L, U]
+  return t;
+}
+
+}  // namespace attn::cli
