@@ -105,3 +105,4 @@
 
 #include "viz/heads.hpp"
 #include "viz/plot.hpp"
+#include "viz/explore.hpp"

@@ -4,6 +4,8 @@
 
 #include <cctype>
 #include <cerrno>
+#include <cstdio>
+#include <memory>
 #include <cstring>
 #include <string>
 #include <sys/wait.h>
@@ -38,6 +40,10 @@ Wave speak(const std::string& text, const Voice& voice, const std::string& progr
   std::vector<std::string> args{program, "-v", name, "-s", speed, "-p", pitch, "--stdout", "--", text};
   std::string command;  // for messages: the arguments as a shell would quote them
   for (const auto& a : args) command += (command.empty() ? "" : " ") + (&a == &args.back() ? "'" + a + "'" : a);
+  // espeak-ng's messages go to a temporary file, not a second pipe: reading one pipe cannot
+  // block on the other filling up. They become part of the error when it fails.
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> messages(std::tmpfile(), &std::fclose);
+  if (!messages) throw IOError(op + ": cannot make a temporary file for espeak-ng's messages: " + std::strerror(errno));
   int out[2];
   if (::pipe(out) != 0) throw IOError(op + ": pipe() failed: " + std::strerror(errno));
   const pid_t pid = ::fork();
@@ -46,8 +52,9 @@ Wave speak(const std::string& text, const Voice& voice, const std::string& progr
     ::close(out[1]);
     throw IOError(op + ": fork() failed: " + std::strerror(errno));
   }
-  if (pid == 0) {  // the child: stdout into the pipe (stderr stays the caller's), then espeak-ng
+  if (pid == 0) {  // the child: stdout into the pipe, stderr into the file, then espeak-ng
     ::dup2(out[1], 1);
+    ::dup2(::fileno(messages.get()), 2);
     ::close(out[0]);
     ::close(out[1]);
     std::vector<char*> argv;
@@ -70,8 +77,13 @@ Wave speak(const std::string& text, const Voice& voice, const std::string& progr
   }
   if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
     throw IOError(op + ": cannot run '" + program + "' (not installed? tools/setup.sh installs espeak-ng)");
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    throw IOError(op + ": `" + command + "` failed (exit status " + std::to_string(WEXITSTATUS(status)) + ")");
+  std::string said;  // what espeak-ng wrote on stderr, on one line
+  std::rewind(messages.get());
+  for (int c; (c = std::fgetc(messages.get())) != EOF && said.size() < 2000;) said += c == '\n' ? ' ' : char(c);
+  while (!said.empty() && said.back() == ' ') said.pop_back();
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || bytes.empty())
+    throw IOError(op + ": `" + command + "` failed (exit status " + std::to_string(WEXITSTATUS(status)) + ")" +
+                  (said.empty() ? std::string() : ": " + said));
   return parse_wav(bytes, "the output of `" + command + "`");
 }
 

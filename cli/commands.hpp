@@ -11,6 +11,7 @@
 #include <CLI/CLI.hpp>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace attn::cli {
@@ -56,5 +57,17 @@ std::size_t decode_limit(const nlohmann::json& model_config, std::size_t src_len
 
 // The main attention of one hypothesis as a [T, S] array (T output tokens, S source tokens).
 xt::xarray<double> attention_of(const models::Hypothesis& h, const std::string& name, std::size_t src_len);
+
+// The sources of an input as the model's attentions read them: for multi-source, one per
+// source ("source.k" reads part k of the packed row), else the input under the main attention.
+std::vector<std::pair<std::string, data::Tokens>> attended_sources(const Run& run, const data::Tokens& input);
+
+// The words of an output, as a user reads them.
+std::string output_text(const Run& run, const models::Hypothesis& h);
+
+// Every attention of the model (last_attention()) when it reads `input` and is fed its own output
+// `h` teacher-forced (<bos> + every output token but the last), in eval mode: the weights the
+// decoding had, every layer and head at once.
+std::map<std::string, Tensor> teacher_forced_attention(Run& run, const data::Tokens& input, const models::Hypothesis& h);
 
 }  // namespace attn::cli

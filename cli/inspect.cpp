@@ -2,6 +2,7 @@
 #include "commands.hpp"
 #include "documents.hpp"
 #include "speech.hpp"
+#include "explore_page.hpp"
 #include "output.hpp"
 
 #include "../viz/heads.hpp"
@@ -10,6 +11,7 @@
 #include <xtensor/xview.hpp>
 
 #include <algorithm>
+#include <filesystem>
 #include <iostream>
 #include <numeric>
 
@@ -83,6 +85,19 @@ void merge_subwords(xt::xarray<double>& a, std::vector<std::string>& rows, std::
   cols = data::Bpe::decode(cols);
 }
 
+}  // namespace
+
+std::map<std::string, Tensor> teacher_forced_attention(Run& run, const data::Tokens& input, const models::Hypothesis& h) {
+  data::Batch batch = data::make_batch({data::Example{input, {"x"}, {}}}, run.src_vocab, run.tgt_vocab);
+  Index tgt_in = Index::from_shape({1, h.tokens.size()});  // <bos> + every output token but the last: [1, T]
+  tgt_in(0, 0) = data::Vocab::bos_id;
+  for (std::size_t t = 1; t < h.tokens.size(); ++t) tgt_in(0, t) = h.tokens[t - 1];
+  no_grad guard;
+  run.model->eval();
+  run.model->forward(batch.src, batch.src_lengths, tgt_in);
+  return run.model->last_attention();
+}
+
 // The sources of an input as the model's attentions read them: for multi-source, one per
 // source ("source.k" reads part k of the packed row), else the input under the main attention.
 std::vector<std::pair<std::string, data::Tokens>> attended_sources(const Run& run, const data::Tokens& input) {
@@ -99,8 +114,6 @@ std::vector<std::pair<std::string, data::Tokens>> attended_sources(const Run& ru
 std::string output_text(const Run& run, const models::Hypothesis& h) {
   return detokenize(run.config.at("task"), words_of(run.tgt_vocab.decode(h.tokens), run.codes()));
 }
-
-}  // namespace
 
 namespace {
 
@@ -305,12 +318,13 @@ struct LayerChoice {
   bool has_layer = false, has_head = false;
 };
 
-// The Transformer's attention of one sentence at a layer: the output decoded greedily,
+// The Transformer's attention of one sentence at a layer: the output decoded (as `decode` says),
 // then run once more teacher-forced (the same weights in eval mode), so that forward()
 // gives every layer and head at once. Writes one head, or all heads of the layer as a grid.
-std::string transformer_heatmap(Run& run, const std::string& text, const LayerChoice& c, bool merge) {
+std::string transformer_heatmap(Run& run, const std::string& text, const LayerChoice& c, bool merge,
+                                const models::DecodeOptions& decode) {
   const data::Tokens input = tokenize(run.config.at("task"), text, run.codes());
-  const models::Hypothesis h = translate(run, {input}, 1).front();
+  const models::Hypothesis h = translate(run, {input}, decode).front();
   const nlohmann::json& m = run.config.at("model");
   const bool encoder = c.kind == "encoder-self";
   const std::uint64_t layers = m.at(encoder ? "num_encoder_layers" : "num_decoder_layers").get<std::uint64_t>();
@@ -323,17 +337,7 @@ std::string transformer_heatmap(Run& run, const std::string& text, const LayerCh
   if (c.has_head && c.head >= heads)
     throw ValueError("heatmap: --head " + std::to_string(c.head) + " is out of range: this Transformer has " +
                      std::to_string(heads) + " heads (--head 0.." + std::to_string(heads - 1) + ")");
-  data::Batch batch = data::make_batch({data::Example{input, {"x"}, {}}}, run.src_vocab, run.tgt_vocab);
-  Index tgt_in = Index::from_shape({1, h.tokens.size()});  // <bos> + every output token but the last: [1, T]
-  tgt_in(0, 0) = data::Vocab::bos_id;
-  for (std::size_t t = 1; t < h.tokens.size(); ++t) tgt_in(0, t) = h.tokens[t - 1];
-  std::map<std::string, Tensor> all;
-  {
-    no_grad guard;
-    run.model->eval();
-    run.model->forward(batch.src, batch.src_lengths, tgt_in);
-    all = run.model->last_attention();
-  }
+  const std::map<std::string, Tensor> all = teacher_forced_attention(run, input, h);
   const std::string name = (encoder ? "encoder." : "decoder.") + std::to_string(layer) +
                            (c.kind == "cross" ? ".cross" : ".self");
   xt::xarray<double> a = xt::view(all.at(name).to_array(), 0, xt::all(), xt::all(), xt::all());  // [H, rows, cols]
@@ -352,35 +356,65 @@ std::string transformer_heatmap(Run& run, const std::string& text, const LayerCh
   return viz::heads_svg(a, rows, cols, options);
 }
 
+// Do two output names name one file (the same path, or another name of it)?
+bool same_file(const std::string& a, const std::string& b) {
+  std::error_code ec;
+  if (std::filesystem::equivalent(a, b, ec)) return true;  // an existing file under two names
+  const auto first = std::filesystem::weakly_canonical(a, ec);
+  if (ec) return false;
+  const auto second = std::filesystem::weakly_canonical(b, ec);
+  return !ec && first == second;
+}
+
 }  // namespace
 
 void add_heatmap_command(CLI::App& app) {
   struct Options {
-    std::string dir, text, out;
+    std::string dir, text, out, html;
     LayerChoice choice;
     bool overwrite = false, merge = true;
+    std::uint64_t beam = 1;
+    double alpha = 0.0, beta = 0.0;
   };
   auto o = std::make_shared<Options>();
-  CLI::App* cmd = app.add_subcommand("heatmap", "Write the attention of one translation as an SVG heatmap");
+  CLI::App* cmd = app.add_subcommand(
+      "heatmap", "Write the attention of one translation as an SVG heatmap (--out), an HTML explorer (--html), or both");
   cmd->add_option("--checkpoint", o->dir)->required();
-  cmd->add_option("--out", o->out, "the SVG file to write (a new file unless --overwrite)")->required();
-  cmd->add_flag("--overwrite", o->overwrite, "replace --out if it exists");
+  cmd->add_option("--out", o->out,
+                  "the SVG file to write (a new file unless --overwrite); --out, --html or both (decoded alike)");
+  cmd->add_option("--html", o->html,
+                  "the HTML page to write (a new file unless --overwrite): one self-contained document, nothing "
+                  "fetched, exploring every layer and head of the model and its decoding step by step (beam search's "
+                  "hypotheses with --beam); translation models and las. With --out, both are written, decoded alike");
+  cmd->add_flag("--overwrite", o->overwrite, "replace --out and --html if they exist");
+  add_count(cmd, "--beam", o->beam, 1, 64, "decode with beam search of this size (1: greedy), as translate does");
+  add_real(cmd, "--length-penalty", o->alpha, Bounds{0.0, 10.0},
+           "with --beam: GNMT's alpha, score = log p / ((5 + |Y|) / 6)^alpha (0: plain log p)");
+  add_real(cmd, "--coverage-penalty", o->beta, Bounds{0.0, 10.0},
+           "with --beam: GNMT's beta, score + beta * sum_i log min(attention on word i, 1) (0: off)");
   cmd->add_option("--attention", o->choice.kind,
-                  "Transformer: cross (default), decoder-self or encoder-self")
+                  "Transformer, --out: cross (default), decoder-self or encoder-self (--html shows them all)")
       ->check(CLI::IsMember({"cross", "decoder-self", "encoder-self"}));
-  add_count(cmd, "--layer", o->choice.layer, 0, 1000, "Transformer: the layer to draw, from 0 (default: the last)");
+  add_count(cmd, "--layer", o->choice.layer, 0, 1000,
+            "Transformer, --out: the layer to draw, from 0 (default: the last)");
   add_count(cmd, "--head", o->choice.head, 0, 1000,
-            "Transformer: the head to draw, from 0 (default: every head of the layer, as a grid)");
+            "Transformer, --out: the head to draw, from 0 (default: every head of the layer, as a grid)");
   cmd->add_flag("--merge-subwords,!--no-merge-subwords", o->merge,
                 "a run trained with --bpe: draw words, a word's row the mean of its pieces' rows and its column the "
-                "sum of its pieces' columns (default: on; --no-merge-subwords draws the subwords)");
+                "sum of its pieces' columns (default: on; --no-merge-subwords draws the subwords); --html's "
+                "decoding steps stay one piece each, weighing the source words");
   cmd->add_option("text", o->text,
                   "the sentence (for the grid captioner: a scene, e.g. \"red square top left\"; for a document "
                   "classifier: a page's text file)")
       ->required();
   cmd->callback([o, cmd] {
-    const Output out{"--out", o->out, o->overwrite};
-    check_output(out, {}, {o->dir});
+    const bool want_svg = cmd->count("--out") > 0, want_html = cmd->count("--html") > 0;
+    if (!want_svg && !want_html) throw ValueError("heatmap: give --out FILE.svg, --html FILE.html, or both");
+    const Output out{"--out", o->out, o->overwrite}, html{"--html", o->html, o->overwrite};
+    if (want_svg) check_output(out, {}, {o->dir});
+    if (want_html) check_output(html, {}, {o->dir});
+    if (want_svg && want_html && same_file(o->out, o->html))
+      throw ValueError("heatmap: --out " + o->out + " and --html " + o->html + " name the same file; give two files");
     Run run = load_run(o->dir);
     o->choice.has_layer = cmd->count("--layer") > 0;
     o->choice.has_head = cmd->count("--head") > 0;
@@ -392,56 +426,80 @@ void add_heatmap_command(CLI::App& app) {
     if (by_layer && run.model_name() != "transformer")
       throw ValueError("heatmap: --attention, --layer and --head choose among the Transformer's layers and heads; "
                        "this model (" + run.model_name() + ") is not a Transformer: leave them out");
-    if (run.is_speller()) {  // each character's weights over the listener states, under the spectrogram
-      const Transcription t = transcribe_text(run, o->text, "");
-      viz::SpectrogramOptions options;
-      options.title = "\"" + o->text + "\" (" + audio::voice_name(t.spoken.voice) + ")  ->  " + t.transcript;
-      const std::size_t frames_per_state = std::size_t(1) << run.speller->config.pyramid_layers;
-      write_output(out, viz::alignment_over_spectrogram_svg(t.spoken.features, t.attention, t.characters,
-                                                           frames_per_state, options), {}, {o->dir});
-      std::cout << "wrote " << o->out << "\n";
-      return;
-    }
-    if (run.is_classifier()) {  // the page as text: sentence bars and words shaded by their weight
-      const PageReading r = read_page(run, o->text);
-      viz::AttentionTextOptions options;
-      options.title = o->text + ": " + run.classes.at(r.predicted) + " (p = " +
-                      format_probability(r.probabilities[r.predicted]) + ")";
-      if (r.sentence_weights.dimension() != 1)  // a default xarray is 0-dimensional (and holds one value)
-        throw ValueError("heatmap: this model (" + run.model_name() + ") has no " +
-                         (r.word_weights.dimension() == 1 ? "sentence attention to draw the page with; train --model han"
-                                                          : "attention to draw"));
-      write_output(out, viz::attention_text_svg(r.page.sentences, r.sentence_weights, r.word_weights, options),
-                   {{o->text, "the page it reads"}}, {o->dir});
-      std::cout << "wrote " << o->out << "\n";
-      return;
-    }
-    if (run.is_grid()) {  // where the captioner looked for each word, one 3x3 grid per word
-      const GridCaption caption = caption_scene(run, o->text);
+    if (by_layer && !want_svg)
+      throw ValueError("heatmap: --attention, --layer and --head choose what --out draws; --html shows every layer "
+                       "and head: leave them out, or add --out FILE.svg");
+    if (want_html && (run.is_grid() || run.is_classifier()))  // they decode no sentence to explore
+      throw ValueError("heatmap: --html explores the decoding of a translation model or of las; " + o->dir +
+                       " holds " + (run.is_grid() ? "the grid captioner (grid)" : "a document classifier (" +
+                       run.model_name() + ")") + ": draw it with --out FILE.svg");
+    if ((run.is_grid() || run.is_classifier()) && (o->beam > 1 || o->alpha > 0 || o->beta > 0))
+      throw ValueError("heatmap: --beam, --length-penalty and --coverage-penalty are for a model that decodes "
+                       "sentences; this model (" + run.model_name() + ") " +
+                       (run.is_grid() ? "decodes greedily only" : "does not decode"));
+    if (run.is_speller() && (o->alpha > 0 || o->beta > 0))
+      throw ValueError("heatmap: --length-penalty and --coverage-penalty do not apply to las (give --beam only)");
+    if ((o->alpha > 0 || o->beta > 0) && o->beam < 2)
+      throw ValueError("heatmap: --length-penalty and --coverage-penalty rank beam search's outputs: add --beam 2 or more");
+    models::DecodeOptions decode;  // as translate decodes
+    decode.beam_size = o->beam;
+    if (o->alpha > 0) decode.length_penalty = models::LengthPenalty::GNMT;
+    decode.alpha = o->alpha;
+    decode.coverage_penalty = o->beta;
+
+    // Both files are made before either is written: a failure writes neither.
+    std::vector<Input> svg_inputs;  // what --out must not replace besides the run
+    auto svg_text = [&]() -> std::string {
+      if (run.is_speller()) {  // each character's weights over the listener states, under the spectrogram
+        const Transcription t = transcribe_text(run, o->text, "", o->beam);
+        viz::SpectrogramOptions options;
+        options.title = "\"" + o->text + "\" (" + audio::voice_name(t.spoken.voice) + ")  ->  " + t.transcript;
+        const std::size_t frames_per_state = std::size_t(1) << run.speller->config.pyramid_layers;
+        return viz::alignment_over_spectrogram_svg(t.spoken.features, t.attention, t.characters, frames_per_state,
+                                                   options);
+      }
+      if (run.is_classifier()) {  // the page as text: sentence bars and words shaded by their weight
+        const PageReading r = read_page(run, o->text);
+        viz::AttentionTextOptions options;
+        options.title = o->text + ": " + run.classes.at(r.predicted) + " (p = " +
+                        format_probability(r.probabilities[r.predicted]) + ")";
+        if (r.sentence_weights.dimension() != 1)  // a default xarray is 0-dimensional (and holds one value)
+          throw ValueError("heatmap: this model (" + run.model_name() + ") has no " +
+                           (r.word_weights.dimension() == 1 ? "sentence attention to draw the page with; train --model han"
+                                                            : "attention to draw"));
+        svg_inputs.push_back({o->text, "the page it reads"});
+        return viz::attention_text_svg(r.page.sentences, r.sentence_weights, r.word_weights, options);
+      }
+      if (run.is_grid()) {  // where the captioner looked for each word, one 3x3 grid per word
+        const GridCaption caption = caption_scene(run, o->text);
+        viz::HeatmapOptions options;
+        options.title = o->text + "  ->  " + caption.text;
+        return viz::attention_grids_svg(caption.attention, caption.words, options);
+      }
+      if (by_layer) return transformer_heatmap(run, o->text, o->choice, merge, decode);
+      const std::string name = run.model->main_attention();
+      if (name.empty()) throw ValueError("heatmap: this model (" + run.model->type_name() + ") has no attention to draw");
+      const data::Tokens input = tokenize(run.config.at("task"), o->text, run.codes());
+      auto h = translate(run, {input}, decode).front();
       viz::HeatmapOptions options;
-      options.title = o->text + "  ->  " + caption.text;
-      write_output(out, viz::attention_grids_svg(caption.attention, caption.words, options), {}, {o->dir});
+      options.title = o->text + "  ->  " + output_text(run, h);
+      const data::Tokens source = attended_sources(run, input).front().second;  // multi-source: the first source's
+      if (run.model_name() == "multi-source") options.title += "  (attention over the first source)";
+      xt::xarray<double> a = attention_of(h, name, source.size());
+      std::vector<std::string> rows = output_labels(run, h), cols = source;
+      if (merge) merge_subwords(a, rows, cols);
+      return viz::heatmap_svg(a, rows, cols, options);
+    };
+    const std::string svg = want_svg ? svg_text() : "";
+    const std::string page = want_html ? explorer_page(run, o->text, decode, merge) : "";
+    if (want_svg) {
+      write_output(out, svg, svg_inputs, {o->dir});
       std::cout << "wrote " << o->out << "\n";
-      return;
     }
-    if (by_layer) {
-      write_output(out, transformer_heatmap(run, o->text, o->choice, merge), {}, {o->dir});
-      std::cout << "wrote " << o->out << "\n";
-      return;
+    if (want_html) {
+      write_output(html, page, {}, {o->dir});
+      std::cout << "wrote " << o->html << "\n";
     }
-    const std::string name = run.model->main_attention();
-    if (name.empty()) throw ValueError("heatmap: this model (" + run.model->type_name() + ") has no attention to draw");
-    const data::Tokens input = tokenize(run.config.at("task"), o->text, run.codes());
-    auto h = translate(run, {input}, 1).front();
-    viz::HeatmapOptions options;
-    options.title = o->text + "  ->  " + output_text(run, h);
-    const data::Tokens source = attended_sources(run, input).front().second;  // multi-source: the first source's
-    if (run.model_name() == "multi-source") options.title += "  (attention over the first source)";
-    xt::xarray<double> a = attention_of(h, name, source.size());
-    std::vector<std::string> rows = output_labels(run, h), cols = source;
-    if (merge) merge_subwords(a, rows, cols);
-    write_output(out, viz::heatmap_svg(a, rows, cols, options), {}, {o->dir});
-    std::cout << "wrote " << o->out << "\n";
   });
 }
 

@@ -254,6 +254,7 @@ Transcription transcribe_text(Run& run, const std::string& text, const std::stri
   t.transcript = text_of(h, run.tgt_vocab);
   for (std::int64_t id : h.tokens) t.characters.push_back(run.tgt_vocab.token(id));
   t.attention = models::attention_matrix(h, "attention").to_array();  // [L, U]
+  t.hypothesis = h;
   return t;
 }
 

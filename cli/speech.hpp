@@ -52,12 +52,14 @@ void train_speech_run(const nlohmann::json& config, const std::string& out, bool
 void eval_speech(Run& run, std::size_t beam, const std::string& predictions_file, bool overwrite,
                  const std::string& dir);
 
-// `text` spoken by `voice` ("en-us+f2"; "" for a held-out voice) and transcribed greedily.
+// `text` spoken by `voice` ("en-us+f2"; "" for a held-out voice) and transcribed greedily (or
+// with beam search of size `beam`).
 struct Transcription {
   data::SpeechExample spoken;
   std::string transcript;
   std::vector<std::string> characters;  // the characters written, <eos> included
   xt::xarray<double> attention;         // [L, U]: each character's weights over the listener states
+  models::Hypothesis hypothesis;        // as decoded: its steps and beam for `heatmap --html`
 };
 Transcription transcribe_text(Run& run, const std::string& text, const std::string& voice, std::size_t beam = 1);
 

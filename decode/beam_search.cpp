@@ -110,6 +110,8 @@ std::vector<std::vector<Hypothesis>> beam_from(IncrementalDecoder& model, Decode
   std::vector<bool> done(batch, false);
   std::vector<std::map<std::string, Tensor>> history;  // attention of every step, every row
   std::vector<std::vector<std::size_t>> parents;        // parents[t][r]: row at step t that row r continues
+  using Kept = std::vector<std::pair<std::vector<std::int64_t>, double>>;
+  std::vector<std::vector<Kept>> kept(batch);           // kept[b][t]: Hypothesis::beam of sentence b
 
   for (std::size_t t = 0; t < options.max_len; ++t) {
     Tensor logits = model.step(state, prefix);  // [B*K, V]
@@ -127,8 +129,10 @@ std::vector<std::vector<Hypothesis>> beam_from(IncrementalDecoder& model, Decode
       if (done[b]) continue;
       // 2K candidates always hold K that do not end (each row has a single <eos>).
       std::size_t filled = 0;
+      Kept& step_kept = kept[b].emplace_back();
       for (const Candidate& c : best_candidates(log_probs, beam_log_prob, first, K, 2 * K)) {
         if (filled == K) break;
+        step_kept.emplace_back(tokens_of(prefix, c.row, c.token), c.log_prob);
         if (c.token == options.eos_id || last_step) {
           Ending e{{}, t, c.row};
           e.hypothesis.tokens = tokens_of(prefix, c.row, c.token);
@@ -178,6 +182,8 @@ std::vector<std::vector<Hypothesis>> beam_from(IncrementalDecoder& model, Decode
       if (same != out[b].end()) *same = std::move(greedy[b]);
       else out[b].push_back(std::move(greedy[b]));
     }
+    for (Hypothesis& h : out[b])
+      h.beam.assign(kept[b].begin(), kept[b].begin() + static_cast<long>(std::min(kept[b].size(), h.tokens.size())));
     if (options.coverage_penalty > 0)
       for (Hypothesis& h : out[b])
         h.score = length_normalized_score(h.log_prob, h.tokens.size(), options) +

@@ -30,6 +30,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace attn::models {
@@ -67,6 +68,10 @@ struct Hypothesis {
   // step: attention[name][t] is [S] (or [H, S]) when tokens[t] was chosen. S is
   // the padded source length of the batch; positions past the sentence get 0.
   std::map<std::string, std::vector<Tensor>> attention;
+  // Beam search only (empty after greedy decoding): beam[t] holds what the search kept at
+  // step t, when tokens[t] was chosen: every prefix of t + 1 tokens it went on with or
+  // finished there, best first, with its log-probability (viz::explore_decoding shows it).
+  std::vector<std::vector<std::pair<std::vector<std::int64_t>, double>>> beam;
 };
 
 // The score of a hypothesis of `length` tokens with log-probability `log_prob`.

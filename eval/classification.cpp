@@ -39,7 +39,10 @@ void ConfusionMatrix::add(const Index& gold, const Index& predicted) {
                      shape_str(Shape(gold.shape().begin(), gold.shape().end())) + " and " +
                      shape_str(Shape(predicted.shape().begin(), predicted.shape().end())));
   for (std::size_t i = 0; i < gold.size(); ++i) check_pair(gold(i), predicted(i), classes_);  // all, before any counts
-  for (std::size_t i = 0; i < gold.size(); ++i) add(gold(i), predicted(i));
+  for (std::size_t i = 0; i < gold.size(); ++i) {
+    ++counts_[static_cast<std::size_t>(gold(i)) * classes_ + static_cast<std::size_t>(predicted(i))];
+    ++total_;
+  }
 }
 
 std::size_t ConfusionMatrix::counts(std::size_t gold, std::size_t predicted) const {

@@ -164,6 +164,7 @@ Tensor ConvAttentionSeq2Seq::decode(DecoderState& state, const Index& y_prev) {
   if (!config.copy) return logits;
 
   state.attention["copy"] = select(a.copy_weights, 1, long(T) - 1).detach();
+  state.attention["copy_gate"] = select(a.copy_gate, 1, long(T) - 1).detach();  // lambda_t [B, 1]
   last_attention_["copy"] = a.copy_weights.detach();
   last_attention_["copy_gate"] = a.copy_gate.detach();  // lambda_t [B, T, 1]
   const Index copy_ids = xt::cast<std::int64_t>(state.tensors.at("copy_ids").to_array());

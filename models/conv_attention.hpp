@@ -57,7 +57,7 @@ class ConvAttentionSeq2Seq : public Seq2Seq {
   Tensor forward(const Index& src, const std::vector<std::size_t>& src_lengths, const Index& tgt_in) override;
   // state.tensors: "embedded" [B, S, D], "features" [B, S, H], "h" [B, H], "copy_ids" [B, S]
   // (as numbers), "extended_vocab" [B]. step() sets state.attention["attention"]
-  // (and "copy" with the copy head) [B, S].
+  // (and "copy" with the copy head) [B, S], and with the copy head "copy_gate", lambda_t [B, 1].
   DecoderState start(const Index& src, const std::vector<std::size_t>& src_lengths) override;
   Tensor step(DecoderState& state, const Index& prefix) override;
 

@@ -2,6 +2,7 @@
 
 #include "../core/ops.hpp"
 #include "../nn/attention/masks.hpp"
+#include "checks.hpp"
 
 namespace attn::models {
 
@@ -21,12 +22,6 @@ void check_bag_of_words(const BagOfWordsConfig& c) {
     throw ValueError("BagOfWordsClassifier: vocab and embed_dim must be positive and classes at least 2, got vocab " +
                      std::to_string(c.vocab) + ", classes " + std::to_string(c.classes) + ", embed_dim " +
                      std::to_string(c.embed_dim));
-}
-
-Index to_index(const std::vector<std::size_t>& values) {
-  Index out = xt::zeros<std::int64_t>({values.size()});
-  for (std::size_t i = 0; i < values.size(); ++i) out(i) = static_cast<std::int64_t>(values[i]);
-  return out;
 }
 
 }  // namespace
@@ -69,7 +64,7 @@ Tensor FlatAttentionClassifier::forward(const Index& words, const std::vector<st
                                         const std::vector<std::size_t>& word_counts) {
   std::vector<std::size_t> lengths;
   const Index flat = flatten_documents(words, sentence_counts, word_counts, lengths, "FlatAttentionClassifier");  // [B, T]
-  const Index n = to_index(lengths);
+  const Index n = lengths_index(lengths);
   Tensor h = encoder(embedding(flat), Tensor(), nn::Lengths(n)).output;               // [B, T, 2H]
   auto [v, a] = attention(h, nn::padding_mask(n, flat.shape()[1]));                   // [B, 2H], [B, T]
   last_attention_ = {{"words", a.detach()}};

@@ -2,6 +2,7 @@
 
 #include "../core/ops.hpp"
 #include "../nn/attention/masks.hpp"
+#include "checks.hpp"
 
 #include <xtensor/xview.hpp>
 
@@ -79,8 +80,7 @@ Tensor HierarchicalAttentionNetwork::forward(const Index& words, const std::vect
   const std::size_t B = words.shape()[0], S = words.shape()[1];
 
   // Sentences -> one vector per document.
-  Index counts = xt::zeros<std::int64_t>({B});
-  for (std::size_t b = 0; b < B; ++b) counts(b) = static_cast<std::int64_t>(sentence_counts[b]);
+  const Index counts = lengths_index(sentence_counts);
   Tensor h_sentences = sentence_encoder(per_document, Tensor(), nn::Lengths(counts)).output;  // [B, S, 2H]
   auto [v, a_sentences] = sentence_attention(h_sentences, nn::padding_mask(counts, S));       // [B, 2H], [B, S]
 

@@ -14,29 +14,17 @@ It starts its own Jupyter server on a free loopback port and stops it at the end
 import argparse
 import os
 import shutil
-import socket
-import subprocess
 import sys
 import tempfile
 import time
 
+import notebook_browser
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def wait_for(cond, timeout, what, step=0.5):
-    end = time.time() + timeout
-    while time.time() < end:
-        value = cond()
-        if value:
-            return value
-        time.sleep(step)
-    raise TimeoutError("browser_test: timed out after %d s waiting for %s" % (timeout, what))
+    return notebook_browser.wait_for(cond, timeout, what, step, who="browser_test")
 
 
 def main():
@@ -45,9 +33,6 @@ def main():
     ap.add_argument("--screenshot", default="docs/figures/notebook-chapter0.png")
     ap.add_argument("--timeout", type=int, default=600, help="seconds for Run All")
     args = ap.parse_args()
-
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
 
     # Run a scratch copy so the committed notebook (and its outputs) stay as they are.
     work = tempfile.mkdtemp(prefix="attn-browser-")
@@ -59,28 +44,11 @@ def main():
         if os.path.exists(os.path.join(ROOT, link)):
             os.symlink(os.path.join(ROOT, link), os.path.join(work, link))
 
-    port = free_port()
     token = "attn-browser-test"
-    server = subprocess.Popen(
-        [sys.executable, "-m", "notebook", "--no-browser", "--ip=127.0.0.1", "--port=%d" % port,
-         "--NotebookApp.token=" + token, "--allow-root", "--notebook-dir=" + nbdir],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server, port = notebook_browser.start_server(nbdir, token)
     driver = None
     try:
-        def up():
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=1):
-                    return True
-            except OSError:
-                return False
-        wait_for(up, 60, "the Jupyter server")
-
-        opts = webdriver.ChromeOptions()
-        opts.binary_location = "/usr/bin/chromium"
-        for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                  "--window-size=1280,1600"):
-            opts.add_argument(a)
-        driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=opts)
+        driver = notebook_browser.chromium(["--window-size=1280,1600"])
         driver.get("http://127.0.0.1:%d/notebooks/%s?token=%s" % (port, name, token))
         wait_for(lambda: driver.execute_script(
             "return window.Jupyter && Jupyter.notebook && Jupyter.notebook.kernel"
@@ -118,11 +86,7 @@ def main():
     finally:
         if driver:
             driver.quit()
-        server.terminate()
-        try:
-            server.wait(10)
-        except subprocess.TimeoutExpired:
-            server.kill()
+        notebook_browser.stop_server(server)
         shutil.rmtree(work, ignore_errors=True)
 
 

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <sstream>
 
 namespace attn::viz {
@@ -46,9 +47,14 @@ std::string attention_text_svg(const std::vector<std::vector<std::string>>& sent
     body << "<rect x=\"20\" y=\"" << y + 4 << "\" width=\"" << std::max(1, int(kBar * ws + 0.5)) << "\" height=\""
          << kLine - 8 << "\" fill=\"#c0392b\"><title>sentence " << s + 1 << ": " << format_number(ws)
          << "</title></rect>\n";
-    if (o.show_weights)
+    if (o.show_weights) {
+      // Two decimals keep the label inside its margin (the exact weight is the bar's <title>).
+      char label[16];
+      if (ws < 0.005) std::snprintf(label, sizeof label, "<.01");
+      else std::snprintf(label, sizeof label, "%.2f", ws);
       body << "<text x=\"" << 20 + kBar + 6 << "\" y=\"" << y + 15 << "\" font-size=\"11\" fill=\"#444\">"
-           << format_number(ws) << "</text>\n";
+           << escape_xml(label) << "</text>\n";
+    }
     int x = kTextLeft;
     for (std::size_t w = 0; w < sentences[s].size(); ++w) {
       const std::string& word = sentences[s][w];

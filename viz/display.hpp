@@ -68,6 +68,14 @@ struct Svg {
   std::string text;
 };
 
+// The explorer (viz/explorer.hpp) as one self-contained HTML output.
+inline nlohmann::json mime_bundle_repr(const Explorer& explorer) {
+  nlohmann::json bundle;
+  bundle["text/html"] = explorer_html(explorer);
+  bundle["text/plain"] = "<attention explorer: " + explorer.title + ">";
+  return bundle;
+}
+
 inline nlohmann::json mime_bundle_repr(const Svg& svg) {
   nlohmann::json bundle;
   bundle["image/svg+xml"] = svg.text;

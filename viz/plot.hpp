@@ -8,6 +8,7 @@
 #pragma once
 
 #include "attention_text.hpp"
+#include "explorer.hpp"
 #include "grid_plot.hpp"
 #include "heads.hpp"
 #include "heatmap.hpp"

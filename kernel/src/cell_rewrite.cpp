@@ -22,8 +22,11 @@ bool control(const TopLevelStatement& s) {
   return words.count(s.first) > 0;
 }
 
-// A statement with a lambda and no definition: it runs in a function of its own.
-bool wraps(const TopLevelStatement& s) { return s.lambda && !declares(s) && (s.ends_with_semi || control(s)); }
+// A statement with a lambda and no definition: it runs in a function of its own. A bare block
+// (`{ auto f = [](int a) { ... }; ... }`) is such a statement too.
+bool wraps(const TopLevelStatement& s) {
+  return s.lambda && !declares(s) && (s.ends_with_semi || control(s) || s.first == "{");
+}
 
 // A definition with a lambda inside: it goes into an inline namespace of its own.
 bool encloses(const TopLevelStatement& s) {

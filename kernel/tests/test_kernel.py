@@ -312,6 +312,16 @@ class Kernel(unittest.TestCase):
         self.assertEqual(text(self.ok(cell)), "3\n")
         self.assertEqual(text(self.ok('std::cout << plus_block(2) << "\\n";')), "4\n")
 
+    def test_a_block_holding_lambdas(self):
+        # A bare { ... } block with lambdas inside (chapter 9's solutions check their by-hand
+        # forward this way): clang 19's mangler may crash on them, so the kernel runs the block
+        # in a function of its own too (cell_rewrite.hpp).
+        cell = ('{\n  auto plus_one = [](int a) { return a + 1; };\n'
+                '  auto twice = [&](int a) { return 2 * plus_one(a); };\n'
+                '  std::cout << plus_one(2) << " " << twice(2) << "\\n";\n}')
+        self.assertEqual(text(self.ok(cell)), "3 6\n")
+        self.assertEqual(text(self.ok(cell.replace("a + 1", "a + 2"))), "4 8\n")  # run again, edited
+
     def test_const_from_a_global_of_the_same_cell(self):
         # clang 19 initialises a top-level const before the globals of its own input:
         # the kernel runs the const declaration as an input of its own.

@@ -2,6 +2,8 @@
 #include "../helpers.hpp"
 #include "../reference.hpp"
 #include "models/registry.hpp"
+#include "decode/decode.hpp"
+#include "models/conv_attention.hpp"
 
 #include <xtensor/xview.hpp>
 
@@ -271,4 +273,33 @@ TEST_CASE("ConvAttentionSeq2Seq: a sentence's attention and log p do not depend 
   CHECK(diff(xt::view(y3.to_array(), 1), xt::view(y1.to_array(), 0)) <= 1e-12);
   CHECK(diff(xt::view(s3.attention.at("copy").to_array(), 1, xt::range(0, S1)),
              xt::view(s1.attention.at("copy").to_array(), 0)) <= 1e-12);
+}
+
+TEST_CASE("ConvAttentionSeq2Seq: greedy decoding keeps each step's copy gate, lambda_t of the teacher-forced output") {
+  attn::manual_seed(23);
+  attn::models::ConvAttentionConfig c;
+  c.src_vocab = 12, c.tgt_vocab = 12, c.embed_dim = 6, c.hidden_dim = 7, c.conv_channels = 5;
+  c.copy = true;
+  attn::models::ConvAttentionSeq2Seq model(c);
+  model.eval();
+  const attn::Index src = {{3, 4, 5, 6, 7}};
+  attn::models::DecodeOptions opt;
+  opt.max_len = 6;
+  const attn::models::Hypothesis h = attn::models::greedy_decode(model, src, {5}, opt)[0];
+  REQUIRE(h.attention.count("copy_gate"));
+  const auto& gates = h.attention.at("copy_gate");
+  REQUIRE(gates.size() == h.tokens.size());
+  attn::Index tgt_in = xt::zeros<std::int64_t>({std::size_t(1), h.tokens.size()});  // <bos> + the output: [1, T]
+  tgt_in(0, 0) = attn::data::Vocab::bos_id;
+  for (std::size_t t = 0; t + 1 < h.tokens.size(); ++t) tgt_in(0, t + 1) = h.tokens[t];
+  {
+    attn::no_grad guard;
+    model.forward(src, {5}, tgt_in);
+  }
+  const xt::xarray<double> lambda = model.last_copy_gate().to_array();  // [1, T, 1]
+  for (std::size_t t = 0; t < gates.size(); ++t) {
+    CAPTURE(t);
+    CHECK(gates[t].shape() == attn::Shape{1});
+    CHECK(gates[t].to_array()(0) == doctest::Approx(lambda(0, t, 0)).epsilon(1e-12));
+  }
 }

@@ -4,7 +4,9 @@ Standard library only."""
 import hashlib
 import json
 import os
+import shutil
 import subprocess
+import unittest
 
 ATTN = None  # the executable, set by each test file from its command line
 
@@ -70,6 +72,14 @@ def folder_digest(path, skip=("lock",)):
     return digest
 
 
+def check_quiet_success(test, *args):
+    """attn succeeds without a word on stderr; returns its stdout."""
+    status, out, err = attn(*args)
+    test.assertEqual(status, 0, f"attn {' '.join(args)} failed: {err}")
+    test.assertEqual(err, "", f"attn {' '.join(args)}")
+    return out
+
+
 def check_failure(test, status, out, err, message, args=()):
     """attn failed cleanly: a non-zero status (not a signal), exactly one line of error naming
     `message` (a string, or a tuple of strings that must all appear)."""
@@ -86,3 +96,25 @@ def check_failure(test, status, out, err, message, args=()):
     for part in (message,) if isinstance(message, str) else message:
         test.assertIn(part, lines[0], f"attn {shown}")
     return lines[0]
+
+
+class ScratchTest(unittest.TestCase):
+    """A test class whose runs live in a scratch folder cls.tmp (made by its setUpClass), removed
+    after its last test; ok() and fails() as check_quiet_success and check_failure say."""
+    tmp = None
+
+    @classmethod
+    def tearDownClass(cls):
+        if cls.tmp:
+            shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    @classmethod
+    def path(cls, *parts):
+        return os.path.join(cls.tmp, *parts)
+
+    def ok(self, *args):
+        return check_quiet_success(self, *args)
+
+    def fails(self, *args, message):
+        status, out, err = attn(*args)
+        return check_failure(self, status, out, err, message, args)

@@ -147,11 +147,7 @@ class DocumentTest(unittest.TestCase):
         return os.path.join(cls.tmp, *parts)
 
     def ok(self, *args):
-        """attn succeeds without a word on stderr; returns its stdout."""
-        status, out, err = attn(*args)
-        self.assertEqual(status, 0, f"attn {' '.join(args)} failed: {err}")
-        self.assertEqual(err, "", f"attn {' '.join(args)}")
-        return out
+        return common.check_quiet_success(self, *args)
 
     def fails(self, *args, message):
         """attn fails with exit status 1 or 2 and exactly one line of error containing `message`."""

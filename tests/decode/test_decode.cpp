@@ -155,6 +155,42 @@ TEST_CASE("beam_search: beam 1 is greedy; wider beams score at least as high on 
   }
 }
 
+TEST_CASE("beam_search records what it kept at every step (Hypothesis::beam); greedy records nothing") {
+  std::size_t finished = 0;
+  for (std::uint64_t seed = 1; seed <= 6; ++seed) {  // untrained models: some end their outputs, some never do
+    CAPTURE(seed);
+    attn::manual_seed(seed);
+    auto model = tiny_bahdanau(4);  // ids 0..3, <eos> = 2
+    const Sources s = random_sources(4, 5, 4, 16 + seed);
+    DecodeOptions opt;
+    opt.max_len = 8;
+    for (const Hypothesis& h : greedy_decode(*model, s.src, s.lengths, opt)) CHECK(h.beam.empty());
+    opt.beam_size = 3;
+    opt.keep_greedy = false;  // every hypothesis is the search's own
+    for (const Hypothesis& h : beam_search(*model, s.src, s.lengths, opt)) {
+      finished += h.finished ? 1 : 0;
+      REQUIRE(h.beam.size() == h.tokens.size());
+      for (std::size_t t = 0; t < h.beam.size(); ++t) {
+        CAPTURE(t);
+        REQUIRE(!h.beam[t].empty());
+        CHECK(h.beam[t].size() <= 2 * opt.beam_size);  // K live prefixes, and those that ended there
+        const std::vector<std::int64_t> own(h.tokens.begin(), h.tokens.begin() + static_cast<long>(t) + 1);
+        bool found = false;
+        for (std::size_t k = 0; k < h.beam[t].size(); ++k) {
+          CHECK(h.beam[t][k].first.size() == t + 1);
+          if (k > 0) CHECK(h.beam[t][k].second <= h.beam[t][k - 1].second);  // best first
+          if (h.beam[t][k].first == own) {
+            found = true;
+            if (t + 1 == h.tokens.size()) CHECK(h.beam[t][k].second == h.log_prob);
+          }
+        }
+        CHECK(found);  // the hypothesis' own prefix was kept at every step, its last token too
+      }
+    }
+  }
+  CHECK(finished > 0);  // prefixes that ended in <eos> were among them
+}
+
 TEST_CASE("beam_search: exact on a tiny vocabulary when the beam holds every prefix") {
   attn::manual_seed(4);
   auto model = tiny_bahdanau(4);  // ids 0..3, <eos> = 2

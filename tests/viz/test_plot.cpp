@@ -128,6 +128,10 @@ TEST_CASE("attention_text_svg: a bar per sentence, each word shaded by sqrt(p_s)
   // sqrt(0.25) 0.5 against sqrt(0.75) 0.5: a word as heavy in a lighter sentence is paler, 0.85 / sqrt(3).
   CHECK(svg.find("fill-opacity=\"0.491\"><title>see: 0.5") != std::string::npos);
   CHECK(svg.find("width=\"45\" height=\"14\" fill=\"#c0392b\"><title>sentence 1: 0.75") != std::string::npos);
+  CHECK(svg.find("fill=\"#444\">0.75</text>") != std::string::npos);  // the label: two decimals, within its margin
+  const std::string faint = viz::attention_text_svg(sentences, xt::xarray<double>{0.999649, 0.000351}, word_weights);
+  CHECK(faint.find("fill=\"#444\">1.00</text>") != std::string::npos);
+  CHECK(faint.find("fill=\"#444\">&lt;.01</text>") != std::string::npos);
   CHECK_THROWS_WITH_SUBSTR(viz::attention_text_svg(sentences, sentence_weights, xt::xarray<double>({{1.0, 0.0}, {1.0, 0.0}})),
                            attn::ShapeError, "attention_text_svg: expected sentence_weights [2] and word_weights [2, >= 3]");
   // A long sentence wraps: more lines than sentences make a taller picture.

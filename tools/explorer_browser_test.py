@@ -1,0 +1,492 @@
+#!/usr/bin/python3
+"""The attention explorer in a live notebook: Jupyter Notebook with the course's kernel,
+tests/browser/explorer.ipynb (a Transformer's attentions and a beam-search decoding, both
+from fixed tensors) opened in headless Chromium, Cell > Run All, then the two views
+driven with the mouse and the keyboard and checked in the DOM:
+
+  (a) both views rendered: fallback picture removed, no error line, title, tabs and tokens
+      as their documents say (tokens shown literally: "<eos>" is text, not an element)
+  (b) hovering a query (or key) token of the head view leaves visible only that token's
+      lines, which are its weights; the readout lists them as numbers; the view keeps its
+      height; the other view does not change; un-hovering restores every line
+  (c) unticking a head hides that head's lines only, and the readout lists the others
+  (d) the attention selector (encoder self / decoder self / cross) and the layer selector
+      redraw the tokens and lines of that attention and layer
+  (e) the model view has layers x heads thumbnails; clicking one opens its heatmap, whose
+      hovered cell shows its weight
+  (f) the decoding slider, on one line with its label (Jupyter's Bootstrap styles stay out),
+      changes the step shown (arrow key, a value set, a written word clicked): its word,
+      attention row, beam, gate and path; the other view does not change
+  (g) the network: the browser runs with every non-loopback host unresolvable and a dead
+      proxy; every request the page made (Chromium's performance log) went to the local
+      Jupyter server, none was made by a notebook output (the explorer's script, style or
+      markup), and none at all while the views were used; a fetch of example.com fails
+  (h) no console error from the explorer, and no "Javascript error adding output"
+
+    tools/explorer_browser_test.py [--notebook tests/browser/explorer.ipynb]
+                                   [--screenshots DIR] [--verbose]
+
+--screenshots DIR writes head.png, model.png and decoding.png, each cropped to its view.
+Needs Debian's chromium, chromium-driver and python3-selenium (tools/setup.sh --with-browser)
+and the kernel built (ninja -C build kernel/attn-xcpp); JUPYTER_PATH defaults to the build's
+kernelspec. It starts its own Jupyter server on a free loopback port and stops it at the end.
+"""
+import argparse
+import base64
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+
+import notebook_browser
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MIN_LINE = 0.003  # explorer.js draws no head-view line lighter than this
+# Where Jupyter's own code and styles are served from: a request started there is Jupyter's.
+JUPYTER_PREFIXES = ("/static/", "/nbextensions/", "/custom/", "/kernelspecs/")
+
+
+class Checks:
+    def __init__(self, verbose):
+        self.verbose, self.passed, self.failed = verbose, 0, []
+
+    def __call__(self, name, ok, detail=""):
+        if ok:
+            self.passed += 1
+            if self.verbose:
+                print("PASS " + name)
+        else:
+            self.failed.append(name)
+            print("FAIL " + name + "  -- " + str(detail)[:800])
+        return ok
+
+
+def wait_for(cond, timeout, what, step=0.5):
+    return notebook_browser.wait_for(cond, timeout, what, step, who="explorer browser test")
+
+
+# Every head-view line of a view: head, query, key, weight, computed visibility, and whether
+# it is shown at all (visible, no display:none ancestor: Chromium's checkVisibility() says
+# true for SVG elements under a display:none group).
+LINES = """
+const root = document.getElementById(arguments[0]);
+return Array.from(root.querySelectorAll('.attn-panel[data-view="head"] svg.attn-hv line')).map(l => [
+  +l.closest('g.attn-head').getAttribute('data-h'), +l.getAttribute('data-q'), +l.getAttribute('data-k'),
+  +l.getAttribute('stroke-opacity'), getComputedStyle(l).visibility, shown(l)]);
+function shown(e) {
+  if (getComputedStyle(e).visibility !== 'visible') return false;
+  for (; e; e = e.parentElement) if (getComputedStyle(e).display === 'none') return false;
+  return true;
+}
+"""
+
+# The documents the outputs carry: the JSON after the last attnExplorer(document.getElementById("ID"), .
+DOCS = """
+const htmls = [];
+Jupyter.notebook.get_cells().filter(c => c.cell_type == 'code').forEach(c => c.output_area.outputs.forEach(o => {
+  const h = o.data && o.data['text/html'];
+  if (h) htmls.push(Array.isArray(h) ? h.join('') : h);
+}));
+return htmls.filter(h => h.includes('attnExplorer(document.getElementById('));
+"""
+
+
+def output_doc(html):
+    head = 'attnExplorer(document.getElementById("'
+    start = html.rindex(head) + len(head)
+    vid = html[start:html.index('"', start)]
+    text = html[html.index(", ", start) + 2:html.rindex(");</script>")]
+    doc = json.loads(text)
+    assert doc["id"] == vid, (doc["id"], vid)
+    return doc
+
+
+def expected_lines(att, layer):
+    W = att["weights"][layer]
+    return sorted((h, i, j, round(W[h][i][j], 9)) for h in range(len(W)) for i in range(len(W[h]))
+                  for j in range(len(W[h][i])) if W[h][i][j] >= MIN_LINE)
+
+
+def drawn(ls):
+    return sorted((h, q, k, round(w, 9)) for h, q, k, w, _, _ in ls)
+
+
+def run(driver, port, args, check):
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.support.ui import Select
+
+    d = driver
+    origin = "http://127.0.0.1:%d" % port
+    events = []  # (phase, CDP message) of every network event, in order
+
+    def drain(phase):
+        for e in d.get_log("performance"):
+            m = json.loads(e["message"])["message"]
+            if m["method"] in ("Network.requestWillBeSent", "Network.webSocketCreated"):
+                events.append((phase, m))
+
+    severe = []  # SEVERE console messages once the notebook is open
+
+    def drain_console():
+        severe.extend(e for e in d.get_log("browser") if e["level"] == "SEVERE")
+
+    def lines(vid):
+        return d.execute_script(LINES, vid)
+
+    def snapshot(vid):
+        return d.execute_script("return document.getElementById(arguments[0]).innerHTML", vid)
+
+    def hover(elem):
+        d.execute_script("arguments[0].scrollIntoView({block: 'center'})", elem)
+        ActionChains(d).move_to_element(elem).perform()
+
+    def unhover(vid):
+        hover(d.find_element(By.CSS_SELECTOR, "#%s .attn-title" % vid))
+
+    def tab(vid, kind):
+        d.find_element(By.CSS_SELECTOR, '#%s .attn-tab[data-view="%s"]' % (vid, kind)).click()
+
+    def token(vid, side, i):
+        return d.find_element(By.CSS_SELECTOR, '#%s .attn-tok[data-side="%s"][data-i="%d"] rect' % (vid, side, i))
+
+    def head_select(vid, n):
+        return Select(d.find_element(
+            By.CSS_SELECTOR, '#%s .attn-panel[data-view="head"] .attn-ctl:nth-child(%d) select' % (vid, n)))
+
+    def shot(vid, name):
+        """The view and a margin around it (a crop at a fractional edge would cut its first letters)."""
+        if not args.screenshots:
+            return
+        elem = d.find_element(By.ID, vid)
+        box = d.execute_script("const b = arguments[0].getBoundingClientRect();"
+                               "return [b.left, b.top, b.width, b.height, innerHeight];", elem)
+        if box[1] < 8 or box[1] + box[3] + 8 > box[4]:  # scroll only when needed: it would end a hover
+            d.execute_script("arguments[0].scrollIntoView({block: 'center'})", elem)
+            box = d.execute_script("const b = arguments[0].getBoundingClientRect();"
+                                   "return [b.left, b.top, b.width, b.height, innerHeight];", elem)
+        x, y = max(0, box[0] - 8), max(0, box[1] - 8)
+        png = d.execute_cdp_cmd("Page.captureScreenshot", {"format": "png", "clip": {
+            "x": x, "y": y, "width": box[0] + box[2] + 8 - x, "height": box[1] + box[3] + 8 - y, "scale": 1}})
+        with open(os.path.join(args.screenshots, name), "wb") as f:
+            f.write(base64.b64decode(png["data"]))
+
+    d.get("%s/notebooks/%s?token=%s" % (origin, os.path.basename(args.notebook), args.token))
+    wait_for(lambda: d.execute_script(
+        "return window.Jupyter && Jupyter.notebook && Jupyter.notebook.kernel"
+        " && Jupyter.notebook.kernel.is_connected();"), 120, "the kernel to connect")
+    drain("load")
+    drain_console()
+    severe.clear()  # what Jupyter says while it loads is not the explorer's
+    t0 = time.time()
+    d.execute_script("Jupyter.notebook.clear_all_output(); Jupyter.notebook.execute_all_cells();")
+    wait_for(lambda: d.execute_script(
+        "var cells = Jupyter.notebook.get_cells().filter(c => c.cell_type == 'code');"
+        "var pending = cells.filter(c => c.input_prompt_number === '*' || c.input_prompt_number == null);"
+        "return pending.length == 0 && !Jupyter.notebook.kernel_busy;"), args.timeout, "Run All", step=1.0)
+    run_seconds = time.time() - t0
+    time.sleep(0.5)  # let the last output's script run
+    drain("run")
+
+    errors = d.execute_script(
+        "return Jupyter.notebook.get_cells().filter(c => c.cell_type == 'code')"
+        ".map(c => c.output_area.outputs.filter(o => o.output_type == 'error').map(o => o.ename + ': ' + o.evalue))"
+        ".reduce((a, b) => a.concat(b), []);")
+    if not check("every cell ran without an error (Run All: %.1f s)" % run_seconds, not errors, errors):
+        return run_seconds
+    docs = [output_doc(h) for h in d.execute_script(DOCS)]
+    if not check("two explorer outputs", len(docs) == 2, [doc.get("title") for doc in docs]):
+        return run_seconds
+    tdoc, sdoc = docs
+    v1, v2 = tdoc["id"], sdoc["id"]
+
+    # (a) both views rendered
+    page = d.execute_script("""
+      return {views: Array.from(document.querySelectorAll('.output_area .attn-explorer')).map(e => e.id),
+              fallbacks: document.querySelectorAll('.output_area .attn-fallback').length,
+              jserrors: Array.from(document.querySelectorAll('.output_area')).map(e => e.innerText)
+                          .filter(t => t.includes('Javascript error adding output')),
+              strays: document.querySelectorAll('.output_area eos, .output_area bos').length};""")
+    check("(a) the page shows the two views, in order", page["views"] == [v1, v2], page["views"])
+    check("(a) both fallback pictures removed, no 'Javascript error adding output'",
+          page["fallbacks"] == 0 and not page["jserrors"], page)
+    for doc, tabs in ((tdoc, ["head", "model"]), (sdoc, ["steps"])):
+        st = d.execute_script("""
+          const r = document.getElementById(arguments[0]);
+          return {ui: r.querySelectorAll('.attn-ui').length, err: r.querySelector('.attn-error') && r.querySelector('.attn-error').textContent,
+                  title: r.querySelector('.attn-title').textContent,
+                  tabs: Array.from(r.querySelectorAll('.attn-tab')).map(t => t.getAttribute('data-view')),
+                  panels: Array.from(r.querySelectorAll('.attn-panel')).filter(p => !p.hidden).map(p => p.getAttribute('data-view')),
+                  height: r.getBoundingClientRect().height};""", doc["id"])
+        check("(a) %s rendered: one UI, no error line, tabs %s, first panel shown" % (doc["title"], tabs),
+              st["ui"] == 1 and st["err"] is None and st["tabs"] == tabs and st["panels"] == tabs[:1]
+              and st["height"] > 100, st)
+        check("(a) %s: title as given" % doc["title"], st["title"] == doc["title"], st["title"])
+    names = [a["name"] for a in tdoc["attentions"]]
+    check("(a) the Transformer's attentions: encoder self, decoder self, cross; 2 layers x 3 heads each",
+          names == ["encoder self", "decoder self", "cross"]
+          and all(len(a["weights"]) == 2 and len(a["weights"][0]) == 3 for a in tdoc["attentions"]), names)
+    check("(a) every weight row sums to 1", all(
+        abs(sum(row) - 1) < 1e-9 for a in tdoc["attentions"] for layer in a["weights"] for m in layer for row in m))
+    toks = d.execute_script("""const r = document.getElementById(arguments[0]);
+      return ['q', 'k'].map(s => Array.from(r.querySelectorAll('.attn-tok[data-side="' + s + '"] text')).map(t => t.textContent));""", v1)
+    enc = tdoc["attentions"][0]
+    check("(a) head view tokens shown literally ('<eos>' as text, not an element)",
+          toks == [enc["rows"], enc["cols"]] and "<eos>" in toks[0] and page["strays"] == 0, (toks, page["strays"]))
+
+    # (b) hovering in the head view (encoder self, layer 0)
+    base1, base2 = lines(v1), lines(v2)
+    snap2 = snapshot(v2)
+    check("(b) all lines shown before hovering, and they are layer 0's weights",
+          base1 and all(vis == "visible" and shown for *_, vis, shown in base1)
+          and drawn(base1) == expected_lines(enc, 0) and base2 == [], len(base1))
+    height = d.execute_script("return arguments[0].getBoundingClientRect().height", d.find_element(By.ID, v1))
+    qi = 1
+    hover(token(v1, "q", qi))
+    l1 = lines(v1)
+    bad = [x for x in l1 if x[5] != (x[1] == qi) or (x[4] == "visible") != (x[1] == qi)]
+    shown_q = drawn(x for x in l1 if x[5])
+    want_q = [x for x in expected_lines(enc, 0) if x[1] == qi]
+    check("(b) hovering query %d ('%s') leaves only its lines shown" % (qi, enc["rows"][qi]),
+          not bad and shown_q == want_q and len(shown_q) > 0, bad[:5])
+    ro = d.find_element(By.CSS_SELECTOR, "#%s .attn-readout" % v1).text
+    W0 = enc["weights"][0]
+    want = ["%.3f" % w for h in range(3) for w in W0[h][qi]]
+    check("(b) the readout shows the hovered token and its weights as numbers",
+          enc["rows"][qi] in ro and all(w in ro for w in want), (want, ro))
+    check("(b) hovering keeps the view's height",
+          d.execute_script("return arguments[0].getBoundingClientRect().height", d.find_element(By.ID, v1)) == height)
+    check("(b) the decoding view is unchanged by the hover", snapshot(v2) == snap2)
+    kj = 3
+    hover(token(v1, "k", kj))
+    l1 = lines(v1)
+    bad = [x for x in l1 if x[5] != (x[2] == kj)]
+    check("(b) hovering key %d ('%s') leaves only its lines shown" % (kj, enc["cols"][kj]),
+          not bad and any(x[5] for x in l1), bad[:5])
+    unhover(v1)
+    check("(b) un-hovering shows every line again", lines(v1) == base1)
+
+    # (c) head toggles
+    box = d.find_element(By.CSS_SELECTOR, '#%s .attn-panel[data-view="head"] input[data-h="1"]' % v1)
+    box.click()
+    l1 = lines(v1)
+    check("(c) unticking head 1 hides its lines only",
+          all(x[5] == (x[0] != 1) for x in l1) and any(x[0] == 1 for x in l1))
+    hover(token(v1, "q", 0))
+    listed = d.execute_script(
+        "return Array.from(document.querySelectorAll('#%s .attn-ro-head')).map(e => +e.getAttribute('data-h'))" % v1)
+    l1 = lines(v1)
+    check("(c) with head 1 off, a hover shows heads 0 and 2 only, and lists them",
+          listed == [0, 2] and all(x[5] == (x[0] != 1 and x[1] == 0) for x in l1), listed)
+    unhover(v1)
+    box.click()
+    check("(c) ticking it again shows its lines again", lines(v1) == base1)
+
+    # (d) attention and layer selectors
+    sel = head_select(v1, 1)
+    check("(d) attention selector: encoder self, decoder self, cross",
+          [o.text for o in sel.options] == names, [o.text for o in sel.options])
+    for n, att in enumerate(tdoc["attentions"]):
+        sel.select_by_visible_text(att["name"])
+        toks = d.execute_script("""const r = document.getElementById(arguments[0]);
+          return ['q', 'k'].map(s => Array.from(r.querySelectorAll('.attn-tok[data-side="' + s + '"] text')).map(t => t.textContent));""", v1)
+        check("(d) '%s' selected: its queries, keys and layer 0 lines" % att["name"],
+              toks == [att["rows"], att["cols"]] and drawn(lines(v1)) == expected_lines(att, 0), toks)
+        head_select(v1, 2).select_by_index(1)
+        check("(d) '%s' layer 1 selected: layer 1's lines" % att["name"],
+              drawn(lines(v1)) == expected_lines(att, 1) and expected_lines(att, 1) != expected_lines(att, 0))
+    cross = tdoc["attentions"][2]
+    hover(token(v1, "q", 2))
+    shot(v1, "head.png")
+    unhover(v1)
+    check("(d) the decoding view is unchanged by the selectors", snapshot(v2) == snap2)
+
+    # (e) model view
+    tab(v1, "model")
+    msel = Select(d.find_element(By.CSS_SELECTOR, '#%s .attn-panel[data-view="model"] select' % v1))
+    for att in tdoc["attentions"]:
+        msel.select_by_visible_text(att["name"])
+        thumbs = d.find_elements(By.CSS_SELECTOR, "#%s .attn-thumb" % v1)
+        L, H = len(att["weights"]), len(att["weights"][0])
+        check("(e) '%s': %d layers x %d heads = %d thumbnails" % (att["name"], L, H, L * H),
+              len(thumbs) == L * H and all(t.is_displayed() for t in thumbs), len(thumbs))
+    big = d.find_element(By.CSS_SELECTOR, "#%s .attn-big" % v1)
+    check("(e) no large map before a click", not big.is_displayed())
+    d.find_element(By.CSS_SELECTOR, '#%s .attn-thumb[data-l="1"][data-h="2"]' % v1).click()
+    m = cross["weights"][1][2]
+    top = max(max(r) for r in m)  # each map is shaded relative to its largest weight
+    cells = d.execute_script("""return Array.from(document.querySelectorAll('#%s .attn-heat .attn-cells rect'))
+          .map(r => [+r.getAttribute('data-r'), +r.getAttribute('data-c'), +r.getAttribute('fill-opacity')])""" % v1)
+    name = d.find_element(By.CSS_SELECTOR, "#%s .attn-big-name" % v1).text
+    check("(e) clicking cross layer 1 head 2 opens its heatmap",
+          big.is_displayed() and "cross" in name and "layer 1" in name and "head 2" in name
+          and len(cells) == len(m) * len(m[0]) and all(abs(w - m[i][j] / top) < 1e-9 for i, j, w in cells),
+          (name, len(cells)))
+    hover(d.find_element(By.CSS_SELECTOR, '#%s .attn-heat rect[data-r="3"][data-c="2"]' % v1))
+    ro = d.find_element(By.CSS_SELECTOR, "#%s .attn-big-ro" % v1).text
+    check("(e) hovering a cell shows its weight",
+          ro == "%s → %s: %.3f" % (cross["rows"][3], cross["cols"][2], m[3][2]), ro)
+    shot(v1, "model.png")
+    check("(e) the decoding view is unchanged by the model view", snapshot(v2) == snap2)
+
+    # (f) the decoding slider
+    steps, source = sdoc["steps"], sdoc["source"]
+    unhover(v2)  # the mouse off view 1, which a scroll under it would otherwise change
+    snap1 = snapshot(v1)
+
+    def step_state():
+        return d.execute_script("""const r = document.getElementById(arguments[0]);
+          return {word: r.querySelector('.attn-word-tok').textContent, n: r.querySelector('.attn-step-n').textContent,
+            toks: Array.from(r.querySelectorAll('.attn-bar-tok')).map(e => e.textContent),
+            ws: Array.from(r.querySelectorAll('.attn-bar-w')).map(e => e.textContent),
+            fills: Array.from(r.querySelectorAll('.attn-bars .attn-bar-fill')).map(e => e.style.width),
+            cur: Array.from(r.querySelectorAll('.attn-w.attn-cur')).map(e => +e.getAttribute('data-k')),
+            side: r.querySelector('.attn-step-side').innerText};""", v2)
+
+    def matches(st, k):
+        s = steps[k]
+        return (st["word"] == s["token"] and st["toks"] == source and st["n"] == "%d / %d" % (k + 1, len(steps))
+                and st["ws"] == ["%.3f" % w for w in s["row"]] and st["cur"] == [k]
+                and all(abs(float(f.rstrip("%")) - 100 * w) < 0.1 for f, w in zip(st["fills"], s["row"]))
+                and len(st["fills"]) == len(s["row"])
+                and "%.3f" % s["gate"] in st["side"] and "%.3f" % s["path"] in st["side"]
+                and all(b["text"] in st["side"] and "%.3f" % b["score"] in st["side"] for b in s["beam"]))
+
+    st0 = step_state()
+    check("(f) step 1 shows its word, attention row, beam, gate and path", matches(st0, 0), st0)
+    check("(f) the beam's 3 hypotheses, the gate and the path are shown",
+          d.execute_script("""const r = document.getElementById(arguments[0]);
+            return [r.querySelectorAll('.attn-hyp').length, !!r.querySelector('.attn-gate'), !!r.querySelector('.attn-path')]""",
+                           v2) == [3, True, True])
+    slider = d.find_element(By.CSS_SELECTOR, "#%s .attn-slider" % v2)
+    d.execute_script("arguments[0].scrollIntoView({block: 'center'})", slider)
+    # Jupyter's Bootstrap makes a range input display:block: the view's style must keep it in line.
+    rows = d.execute_script("""const s = document.getElementById(arguments[0]).querySelector('.attn-slider');
+      const word = document.createRange(); word.selectNodeContents(s.parentElement.firstChild);  // "step "
+      const a = s.getBoundingClientRect(), b = word.getBoundingClientRect();
+      return [(a.top + a.bottom) / 2, b.top, b.bottom];""", v2)
+    check("(f) the slider sits on its label's line", rows[1] <= rows[0] <= rows[2], rows)
+    slider.send_keys(Keys.ARROW_RIGHT)
+    st1 = step_state()
+    check("(f) slider +1 (arrow key): step 2's word and row shown",
+          matches(st1, 1) and st1["word"] != st0["word"] and st1["ws"] != st0["ws"], st1)
+    d.execute_script("arguments[0].value = arguments[1]; arguments[0].dispatchEvent(new Event('input'))",
+                     slider, len(steps) - 1)
+    stl = step_state()
+    check("(f) slider to the end: the last step shown", matches(stl, len(steps) - 1), stl)
+    d.find_element(By.CSS_SELECTOR, '#%s .attn-w[data-k="2"]' % v2).click()
+    st2 = step_state()
+    check("(f) clicking the third word written shows step 3, and moves the slider",
+          matches(st2, 2) and slider.get_attribute("value") == "2", st2)
+    check("(f) the Transformer view is unchanged by the slider", snapshot(v1) == snap1)
+    shot(v2, "decoding.png")
+    drain("use")
+    drain_console()
+
+    # (g) the network
+    def request_url(m):
+        return m["params"]["request"]["url"] if "request" in m["params"] else m["params"]["url"]
+
+    def where(m):
+        """Who started a request: 'jupyter' (its own code or styles), or what in the page."""
+        ini = m["params"].get("initiator", {})
+        url = ini.get("url", "")
+        stack = ini.get("stack")
+        while stack and not stack.get("callFrames"):
+            stack = stack.get("parent")
+        if stack:  # the frame that called fetch / XMLHttpRequest / WebSocket
+            url = stack["callFrames"][0].get("url", "")
+        elif not url:  # no script, no document (an href set by Jupyter: its busy favicon): the file asked for
+            url = request_url(m)
+        if url.startswith(tuple(origin + prefix for prefix in JUPYTER_PREFIXES)):
+            return "jupyter"
+        return "%s initiator, from %s" % (ini.get("type"), url or "an inline script")
+
+    local = ("http://127.0.0.1:%d/" % port, "ws://127.0.0.1:%d/" % port)
+    urls = [(phase, request_url(m)) for phase, m in events]
+    away = [(p, u) for p, u in urls if not u.startswith(local) and not u.startswith(("data:", "blob:"))]
+    check("(g) every request went to the local Jupyter server (%d requests)" % len(urls),
+          urls and not away, away[:10])
+    # From Run All on, the notebook page itself (an output's script, style or markup) starts none.
+    from_outputs = [(p, request_url(m), where(m)) for p, m in events if p != "load" and where(m) != "jupyter"]
+    check("(g) no request made by a notebook output (the explorers)", not from_outputs, from_outputs[:10])
+    # Using the views is all in the page: no request at all, bar Jupyter's autosave.
+    during_use = [(request_url(m), m["params"].get("request", {}).get("method")) for p, m in events if p == "use"]
+    during_use = [(u, meth) for u, meth in during_use if not (meth == "PUT" and "/api/contents/" in u)]
+    check("(g) no request while the views were used", not during_use, during_use[:10])
+
+    # (h) the console: an error not from a file Jupyter serves comes from the page's outputs
+    jupyter_files = tuple(origin + prefix for prefix in JUPYTER_PREFIXES + ("/api/",))
+    page_errors = [e for e in severe if not e["message"].startswith(jupyter_files)]
+    check("(h) no console error from the explorers", not page_errors, page_errors[:5])
+    if severe and args.verbose:
+        print("     other console errors (Jupyter's):", [e["message"][:200] for e in severe if e not in page_errors])
+
+    # The blocking itself: a request to a public host (by name, and by address) fails.
+    blocked = d.execute_async_script("""const done = arguments[arguments.length - 1];
+      const probe = u => fetch(u, {mode: 'no-cors', cache: 'no-store'}).then(() => 'loaded ' + u, () => 'blocked');
+      Promise.all([probe('https://example.com/'), probe('http://93.184.215.14/')]).then(done);""")
+    check("(g) the network is blocked: fetching example.com, by name and by address, fails",
+          blocked == ["blocked", "blocked"], blocked)
+    return run_seconds
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--notebook", default="tests/browser/explorer.ipynb")
+    ap.add_argument("--screenshots", metavar="DIR", help="write head.png, model.png, decoding.png there")
+    ap.add_argument("--timeout", type=int, default=300, help="seconds for Run All")
+    ap.add_argument("--verbose", "-v", action="store_true", help="print every check, not only failures")
+    args = ap.parse_args()
+    args.token = "attn-explorer-test"
+    if args.screenshots:
+        args.screenshots = os.path.abspath(args.screenshots)
+        os.makedirs(args.screenshots, exist_ok=True)
+
+    t_start = time.time()
+    # Run a scratch copy so the committed notebook stays without outputs.
+    work = tempfile.mkdtemp(prefix="attn-explorer-")
+    shutil.copy(os.path.join(ROOT, args.notebook), work)
+    env = dict(os.environ)
+    env.setdefault("JUPYTER_PATH", os.path.join(ROOT, "build", "kernel", "share", "jupyter"))
+    env.setdefault("OPENBLAS_NUM_THREADS", "1")
+    server, port = notebook_browser.start_server(work, args.token, env)
+    driver = None
+    check = Checks(args.verbose)
+    try:
+        driver = notebook_browser.chromium(
+            ["--window-size=1280,1400", "--force-device-scale-factor=1",
+             # The network blocked: no host name but the loopback address resolves, and
+             # everything not loopback goes to a proxy that is not there (an address too).
+             "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
+             "--proxy-server=http://127.0.0.1:9",
+             "--disable-background-networking", "--disable-component-update", "--no-first-run"],
+            {"goog:loggingPrefs": {"performance": "ALL", "browser": "ALL"}})
+        try:
+            run_seconds = run(driver, port, args, check)
+        except Exception as e:  # a timeout or a missing element: one failed check, with the page's errors
+            check("the test ran to its end", False, "%s: %s; console: %s" % (
+                type(e).__name__, str(e).splitlines()[0] if str(e) else "",
+                [x["message"][:200] for x in driver.get_log("browser") if x["level"] == "SEVERE"][:5]))
+            run_seconds = float("nan")
+    finally:
+        if driver:
+            driver.quit()
+        notebook_browser.stop_server(server)
+        shutil.rmtree(work, ignore_errors=True)
+
+    total = time.time() - t_start
+    if check.failed:
+        print("explorer browser test: FAILED %d of %d checks (%s); Run All %.1f s, %.1f s in all" % (
+            len(check.failed), len(check.failed) + check.passed, "; ".join(check.failed), run_seconds, total))
+        return 1
+    print("explorer browser test: %d checks passed (Run All %.1f s, %.1f s in all%s)" % (
+        check.passed, run_seconds, total, "; screenshots in " + args.screenshots if args.screenshots else ""))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
