@@ -156,19 +156,18 @@ BahdanauConfig coverage_config() {
   return c;
 }
 
-// e_j = v^T tanh(W_1 s + W_2 h_j + V C_j), softmax over the first `length` j, by hand.
-xt::xarray<double> attention_by_hand(BahdanauSeq2Seq& m, const xt::xarray<double>& s, const xt::xarray<double>& h,
-                                     const xt::xarray<double>& C, std::size_t length) {
+// a_j = softmax_j over the first `length` j of v^T tanh(W_1 s + W_2 h_j + extra_j), extra [S, A], by hand.
+xt::xarray<double> weights_by_hand(BahdanauSeq2Seq& m, const xt::xarray<double>& s, const xt::xarray<double>& h,
+                                   const xt::xarray<double>& extra, std::size_t length) {
   const auto& score = dynamic_cast<const attn::nn::AdditiveScore&>(m.attention.score());
-  const xt::xarray<double> w1 = score.W1.to_array(), W2 = score.W2.to_array(), v = score.v.to_array(),
-                           V = m.coverage_weight.to_array();
+  const xt::xarray<double> w1 = score.W1.to_array(), W2 = score.W2.to_array(), v = score.v.to_array();
   const std::size_t A = v.size(), S = h.shape()[0];
   xt::xarray<double> a = xt::zeros<double>({S});
   double total = 0;
   for (std::size_t j = 0; j < length; ++j) {
     double e = 0;
     for (std::size_t k = 0; k < A; ++k) {
-      double z = V(k) * C(j);
+      double z = extra(j, k);
       for (std::size_t i = 0; i < s.size(); ++i) z += w1(k, i) * s(i);
       for (std::size_t i = 0; i < h.shape()[1]; ++i) z += W2(k, i) * h(j, i);
       e += v(k) * std::tanh(z);
@@ -179,6 +178,36 @@ xt::xarray<double> attention_by_hand(BahdanauSeq2Seq& m, const xt::xarray<double
   return a / total;
 }
 
+// Steps the model through batch.tgt_in; at each step compares its weights with weights_by_hand(extra(b, a_prev, t)),
+// extra giving [S, A] from sentence b, its previous weights a_{t-1} [S] and the step; then calls after(state, a_t).
+template <class Extra, class After>
+void check_steps_by_hand(BahdanauSeq2Seq& model, const test::TinyBatch& batch, Extra&& extra, After&& after) {
+  auto state = model.start(batch.src, batch.src_lengths);
+  const xt::xarray<double> memory = state.tensors.at("memory").to_array();  // [B, S, 2 He]
+  xt::xarray<double> a_prev = xt::zeros<double>({2, 4});
+  for (std::size_t t = 0; t < 3; ++t) {
+    const xt::xarray<double> s_prev = state.tensors.at("h").to_array();  // s_{t-1}: [B, Hd]
+    attn::Index prefix = attn::Index::from_shape({2, t + 1});
+    for (std::size_t b = 0; b < 2; ++b)
+      for (std::size_t j = 0; j <= t; ++j) prefix(b, j) = batch.tgt_in(b, j);
+    model.step(state, prefix);
+    const xt::xarray<double> a = state.attention.at("attention").to_array();  // [B, S]
+    for (std::size_t b = 0; b < 2; ++b) {
+      const xt::xarray<double> prev_b = xt::view(a_prev, b, xt::all());
+      const xt::xarray<double> hand = weights_by_hand(model, xt::view(s_prev, b, xt::all()),
+                                                      xt::view(memory, b, xt::all(), xt::all()), extra(b, prev_b, t),
+                                                      batch.src_lengths[b]);
+      for (std::size_t j = 0; j < 4; ++j) CHECK(a(b, j) == doctest::Approx(hand(j)).epsilon(1e-12));
+    }
+    after(state, a);
+    a_prev = a;
+  }
+}
+
+template <class Extra>
+void check_steps_by_hand(BahdanauSeq2Seq& model, const test::TinyBatch& batch, Extra&& extra) {
+  check_steps_by_hand(model, batch, extra, [](const attn::models::DecoderState&, const xt::xarray<double>&) {});
+}
 }  // namespace
 
 TEST_CASE("BahdanauSeq2Seq with coverage: one more parameter, none without it") {
@@ -201,32 +230,29 @@ TEST_CASE("BahdanauSeq2Seq with coverage: C_t = C_{t-1} + a_t enters the score, 
   attn::manual_seed(9);
   BahdanauSeq2Seq model(coverage_config());
   test::TinyBatch batch;
-  auto state = model.start(batch.src, batch.src_lengths);
-  CHECK(xt::amax(xt::abs(state.tensors.at("coverage").to_array()))() == 0.0);  // C_0 = 0
-  const xt::xarray<double> memory = state.tensors.at("memory").to_array();      // [B, S, 2 He]
-  xt::xarray<double> C = xt::zeros<double>({2, 4});
-  for (std::size_t t = 0; t < 3; ++t) {
-    const xt::xarray<double> s_prev = state.tensors.at("h").to_array();  // s_{t-1}: [B, Hd]
-    attn::Index prefix = attn::Index::from_shape({2, t + 1});
-    for (std::size_t b = 0; b < 2; ++b)
-      for (std::size_t j = 0; j <= t; ++j) prefix(b, j) = batch.tgt_in(b, j);
-    model.step(state, prefix);
-    const xt::xarray<double> a = state.attention.at("attention").to_array();  // [B, S]
-    for (std::size_t b = 0; b < 2; ++b) {
-      const xt::xarray<double> hand =
-          attention_by_hand(model, xt::view(s_prev, b, xt::all()), xt::view(memory, b, xt::all(), xt::all()),
-                            xt::view(C, b, xt::all()), batch.src_lengths[b]);
-      for (std::size_t j = 0; j < 4; ++j) CHECK(a(b, j) == doctest::Approx(hand(j)).epsilon(1e-12));
+  CHECK(xt::amax(xt::abs(model.start(batch.src, batch.src_lengths).tensors.at("coverage").to_array()))() == 0.0);  // C_0 = 0
+  const xt::xarray<double> V = model.coverage_weight.to_array();
+  xt::xarray<double> C = xt::zeros<double>({2, 4});  // C_{t-1} by hand, summed from the weights before step t
+  auto extra = [&](std::size_t b, const xt::xarray<double>& a_prev, std::size_t) {
+    xt::xarray<double> e = xt::zeros<double>({4, 3});
+    for (std::size_t j = 0; j < 4; ++j) {
+      C(b, j) += a_prev(j);
+      for (std::size_t k = 0; k < 3; ++k) e(j, k) = V(k) * C(b, j);
     }
-    C += a;
+    return e;
+  };
+  xt::xarray<double> last;  // C_t after the last step
+  auto after = [&](const attn::models::DecoderState& state, const xt::xarray<double>& a) {
+    last = C + a;  // C_t = C_{t-1} + a_t
     const xt::xarray<double> coverage = state.tensors.at("coverage").to_array();
     for (std::size_t b = 0; b < 2; ++b)
-      for (std::size_t j = 0; j < 4; ++j) CHECK(coverage(b, j) == doctest::Approx(C(b, j)).epsilon(1e-12));
-  }
+      for (std::size_t j = 0; j < 4; ++j) CHECK(coverage(b, j) == doctest::Approx(last(b, j)).epsilon(1e-12));
+  };
+  check_steps_by_hand(model, batch, extra, after);
   // After 3 steps every valid row of C sums to 3 (each step's weights sum to 1); padding stays at 0.
-  CHECK(C(0, 0) + C(0, 1) + C(0, 2) + C(0, 3) == doctest::Approx(3.0).epsilon(1e-12));
-  CHECK(C(1, 2) == 0.0);
-  CHECK(C(1, 3) == 0.0);
+  CHECK(last(0, 0) + last(0, 1) + last(0, 2) + last(0, 3) == doctest::Approx(3.0).epsilon(1e-12));
+  CHECK(last(1, 2) == 0.0);
+  CHECK(last(1, 3) == 0.0);
   // The coverage term changes the weights: with V = 0 the model is the plain one.
   const xt::xarray<double> with_coverage = model.forward(batch.src, batch.src_lengths, batch.tgt_in).to_array();
   model.coverage_weight.data<double>() = xt::zeros<double>({3});
@@ -265,52 +291,6 @@ TEST_CASE("BahdanauSeq2Seq with coverage: the registry's config field") {
 
 namespace {
 
-// a_j = softmax_j over the first `length` j of v^T tanh(W_1 s + W_2 h_j + extra_j), extra [S, A], by hand.
-xt::xarray<double> weights_by_hand(BahdanauSeq2Seq& m, const xt::xarray<double>& s, const xt::xarray<double>& h,
-                                   const xt::xarray<double>& extra, std::size_t length) {
-  const auto& score = dynamic_cast<const attn::nn::AdditiveScore&>(m.attention.score());
-  const xt::xarray<double> w1 = score.W1.to_array(), W2 = score.W2.to_array(), v = score.v.to_array();
-  const std::size_t A = v.size(), S = h.shape()[0];
-  xt::xarray<double> a = xt::zeros<double>({S});
-  double total = 0;
-  for (std::size_t j = 0; j < length; ++j) {
-    double e = 0;
-    for (std::size_t k = 0; k < A; ++k) {
-      double z = extra(j, k);
-      for (std::size_t i = 0; i < s.size(); ++i) z += w1(k, i) * s(i);
-      for (std::size_t i = 0; i < h.shape()[1]; ++i) z += W2(k, i) * h(j, i);
-      e += v(k) * std::tanh(z);
-    }
-    a(j) = std::exp(e);
-    total += a(j);
-  }
-  return a / total;
-}
-
-// Steps the model through batch.tgt_in; at each step compares its weights with weights_by_hand(extra(b, a_prev, t)),
-// extra giving [S, A] from sentence b, its previous weights a_{t-1} [S] and the step.
-template <class Extra>
-void check_steps_by_hand(BahdanauSeq2Seq& model, const test::TinyBatch& batch, Extra&& extra) {
-  auto state = model.start(batch.src, batch.src_lengths);
-  const xt::xarray<double> memory = state.tensors.at("memory").to_array();  // [B, S, 2 He]
-  xt::xarray<double> a_prev = xt::zeros<double>({2, 4});
-  for (std::size_t t = 0; t < 3; ++t) {
-    const xt::xarray<double> s_prev = state.tensors.at("h").to_array();  // s_{t-1}: [B, Hd]
-    attn::Index prefix = attn::Index::from_shape({2, t + 1});
-    for (std::size_t b = 0; b < 2; ++b)
-      for (std::size_t j = 0; j <= t; ++j) prefix(b, j) = batch.tgt_in(b, j);
-    model.step(state, prefix);
-    const xt::xarray<double> a = state.attention.at("attention").to_array();  // [B, S]
-    for (std::size_t b = 0; b < 2; ++b) {
-      const xt::xarray<double> prev_b = xt::view(a_prev, b, xt::all());
-      const xt::xarray<double> hand = weights_by_hand(model, xt::view(s_prev, b, xt::all()),
-                                                      xt::view(memory, b, xt::all(), xt::all()), extra(b, prev_b, t),
-                                                      batch.src_lengths[b]);
-      for (std::size_t j = 0; j < 4; ++j) CHECK(a(b, j) == doctest::Approx(hand(j)).epsilon(1e-12));
-    }
-    a_prev = a;
-  }
-}
 
 BahdanauConfig embedding_config() {
   BahdanauConfig c = tiny_config();
