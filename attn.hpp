@@ -24,6 +24,7 @@
 
 #include "nn/activation.hpp"
 #include "nn/attention/alibi.hpp"
+#include "nn/attention/alignment_loss.hpp"
 #include "nn/attention/attention.hpp"
 #include "nn/attention/context.hpp"
 #include "nn/attention/convolutional.hpp"

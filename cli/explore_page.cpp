@@ -67,18 +67,6 @@ void soft_path(viz::Explorer& e, const Tensor& soft, bool merge) {
   }
 }
 
-// Keeps a step's beam only if it holds the prefix written so far: beam search's keep_greedy may
-// return the greedy sentence, which the search itself did not keep.
-void drop_foreign_beams(viz::Explorer& e, const models::Hypothesis& h) {
-  for (std::size_t t = 0; t < e.steps.size(); ++t) {
-    const std::vector<std::int64_t> own(h.tokens.begin(), h.tokens.begin() + static_cast<long>(t) + 1);
-    bool kept = false;
-    if (t < h.beam.size())
-      for (const auto& [tokens, log_prob] : h.beam[t]) kept = kept || tokens == own;
-    if (!kept) e.steps[t].beam.clear();
-  }
-}
-
 // Beam search's kept prefixes spelled as the output is (characters joined, subwords merged to
 // words, specials such as <eos> shown), where explore_decoding joins tokens with spaces.
 void spell_beam(viz::Explorer& e, const models::Hypothesis& h,
@@ -168,7 +156,6 @@ std::string explorer_page(Run& run, const std::string& text, const models::Decod
   view.attention = main;
   const data::Tokens& first = sources.front().second;  // multi-source: the steps weigh the first source
   viz::Explorer steps = viz::explore_decoding(h, first, run.tgt_vocab, view);
-  drop_foreign_beams(steps, h);
   if (run.model_name() == "monotonic") soft_path(steps, all.at("attention"), merge);  // before merge_steps
   spell_beam(steps, h, [&run, merge](const std::vector<std::int64_t>& ids) {
     data::Tokens tokens;

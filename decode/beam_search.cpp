@@ -180,10 +180,19 @@ std::vector<std::vector<Hypothesis>> beam_from(IncrementalDecoder& model, Decode
       auto same = std::find_if(out[b].begin(), out[b].end(),
                                [&](const Hypothesis& h) { return h.tokens == greedy[b].tokens; });
       if (same != out[b].end()) *same = std::move(greedy[b]);
-      else out[b].push_back(std::move(greedy[b]));
+      else out[b].push_back(std::move(greedy[b]));  // the search dropped it at some step
     }
-    for (Hypothesis& h : out[b])
-      h.beam.assign(kept[b].begin(), kept[b].begin() + static_cast<long>(std::min(kept[b].size(), h.tokens.size())));
+    for (Hypothesis& h : out[b]) {
+      // The steps whose record holds h's own prefix: all of them for the search's own hypotheses,
+      // those before the search dropped it for an appended greedy sentence.
+      std::size_t steps = 0;
+      for (; steps < std::min(kept[b].size(), h.tokens.size()); ++steps) {
+        const std::vector<std::int64_t> own(h.tokens.begin(), h.tokens.begin() + static_cast<long>(steps) + 1);
+        const Kept& at = kept[b][steps];
+        if (std::none_of(at.begin(), at.end(), [&](const auto& k) { return k.first == own; })) break;
+      }
+      h.beam.assign(kept[b].begin(), kept[b].begin() + static_cast<long>(steps));
+    }
     if (options.coverage_penalty > 0)
       for (Hypothesis& h : out[b])
         h.score = length_normalized_score(h.log_prob, h.tokens.size(), options) +

@@ -65,10 +65,12 @@ struct Hypothesis {
   double score = 0.0;                // log_prob after the length penalty: what beam search ranks
   bool finished = false;             // produced <eos> (false: stopped by max_len)
   // For every name of DecoderState::attention, that sentence's weights at each
-  // step: attention[name][t] is [S] (or [H, S]) when tokens[t] was chosen. S is
-  // the padded source length of the batch; positions past the sentence get 0.
+  // step: attention[name][t] is [S] (or [H, S]) when tokens[t] was chosen, or [1] for a
+  // gate such as chapter 12's "copy_gate". S is the padded source length of the batch;
+  // positions past the sentence get 0.
   std::map<std::string, std::vector<Tensor>> attention;
-  // Beam search only (empty after greedy decoding): beam[t] holds what the search kept at
+  // Beam search only (empty after greedy decoding; for the greedy sentence that keep_greedy
+  // adds when the search had dropped it, only the steps before it was dropped): beam[t] holds what the search kept at
   // step t, when tokens[t] was chosen: every prefix of t + 1 tokens it went on with or
   // finished there, best first, with its log-probability (viz::explore_decoding shows it).
   std::vector<std::vector<std::pair<std::vector<std::int64_t>, double>>> beam;

@@ -6,6 +6,7 @@
 
 #include "../nn/init.hpp"
 
+#include <cmath>
 #include <memory>
 #include <string>
 
@@ -34,13 +35,29 @@ BahdanauSeq2Seq::BahdanauSeq2Seq(const BahdanauConfig& cfg)
     register_parameter("coverage_weight", coverage_weight);
     nn::init::uniform_(coverage_weight, -1.0, 1.0);  // as nn::Linear(1, A) would: fan_in = 1
   }
+  if (cfg.coverage_embedding > 0) {
+    const std::size_t K = cfg.coverage_embedding;
+    coverage_embed = std::make_unique<nn::Embedding>(cfg.src_vocab, K, data::Vocab::pad_id);
+    coverage_key = std::make_unique<nn::Linear>(K, cfg.attention_dim, /*bias=*/false);
+    coverage_update = std::make_unique<nn::Linear>(cfg.embed_dim, K, /*bias=*/false);
+    register_module("coverage_embed", *coverage_embed);
+    register_module("coverage_key", *coverage_key);
+    register_module("coverage_update", *coverage_update);
+  }
+  if (cfg.markov) {
+    markov_weight = zeros({cfg.attention_dim, 3});
+    register_parameter("markov_weight", markov_weight);
+    nn::init::uniform_(markov_weight, -1.0 / std::sqrt(3.0), 1.0 / std::sqrt(3.0));  // as nn::Linear(3, A): fan_in = 3
+  }
 }
 
 std::string BahdanauSeq2Seq::extra_repr() const {
   return "src_vocab=" + std::to_string(config.src_vocab) + ", tgt_vocab=" + std::to_string(config.tgt_vocab) +
          ", embed_dim=" + std::to_string(config.embed_dim) + ", encoder_dim=" + std::to_string(config.encoder_dim) +
          ", decoder_dim=" + std::to_string(config.decoder_dim) +
-         ", attention_dim=" + std::to_string(config.attention_dim) + (config.coverage ? ", coverage=true" : "");
+         ", attention_dim=" + std::to_string(config.attention_dim) + (config.coverage ? ", coverage=true" : "") +
+         (config.coverage_embedding ? ", coverage_embedding=" + std::to_string(config.coverage_embedding) : "") +
+         (config.markov ? ", markov=true" : "");
 }
 
 DecoderState BahdanauSeq2Seq::start(const Index& src, const std::vector<std::size_t>& src_lengths) {
@@ -54,23 +71,54 @@ DecoderState BahdanauSeq2Seq::start(const Index& src, const std::vector<std::siz
   state.tensors["h"] = encoded.start;                                               // s_0: [B, Hd]
   state.tensors["c"] = zeros({src.shape()[0], config.decoder_dim}, dtype);         // [B, Hd]
   if (config.coverage) state.tensors["coverage"] = zeros({src.shape()[0], src.shape()[1]}, dtype);  // C_0: [B, S]
+  if (config.coverage_embedding) state.tensors["coverage_embedding"] = (*coverage_embed)(src);      // kappa_0j = E_kappa[x_j]: [B, S, K]
+  if (config.coverage_embedding || config.markov)
+    state.tensors["previous_attention"] = zeros({src.shape()[0], src.shape()[1]}, dtype);            // none yet: [B, S]
   return state;
+}
+
+namespace {
+
+// psi_j(a) = [a_{j-1}; a_j; a_{j+1}] for every j, zero past either end: [B, S] -> [B, S, 3].
+Tensor markov_window(const Tensor& a) {
+  const std::size_t B = a.size(0), S = a.size(1);
+  Tensor edge = zeros({B, std::size_t(1)}, a.dtype());
+  Tensor padded = concat({edge, a, edge}, 1);                                        // [B, S + 2]
+  return stack({narrow(padded, 1, 0, S), narrow(padded, 1, 1, S), narrow(padded, 1, 2, S)}, 2);  // [B, S, 3]
+}
+
+}  // namespace
+
+void BahdanauSeq2Seq::spend_coverage(DecoderState& state, const Tensor& y_prev) const {
+  // a_{t-1,j} W_y y_{t-1}: [B, S, 1] * [B, 1, K]; before the first step a = 0 and nothing is spent.
+  Tensor spent = unsqueeze(state.tensors.at("previous_attention"), 2) * unsqueeze((*coverage_update)(y_prev), 1);
+  state.tensors["coverage_embedding"] = state.tensors.at("coverage_embedding") - spent;  // [B, S, K]
+}
+
+Tensor BahdanauSeq2Seq::step_keys(const DecoderState& state) const {
+  Tensor keys = state.tensors.at("keys");                                              // W_2 h_j: [B, S, A]
+  // Each option's term depends on j (and t) but not on the query, so it joins the key side.
+  if (config.coverage) keys = keys + unsqueeze(state.tensors.at("coverage"), 2) * coverage_weight;  // [B, S, 1] * [A]
+  if (config.coverage_embedding) keys = keys + (*coverage_key)(state.tensors.at("coverage_embedding"));  // U kappa_j: [B, S, A]
+  if (config.markov)
+    keys = keys + matmul(markov_window(state.tensors.at("previous_attention")), transpose(markov_weight, 0, 1));  // [B, S, 3] x [3, A]
+  return keys;
 }
 
 Tensor BahdanauSeq2Seq::decode(DecoderState& state, const Tensor& y_prev) {
   const Tensor& memory = state.tensors.at("memory");
   Mask padding = nn::padding_mask(lengths_index(state.src_lengths), memory.size(1));  // [B, S], true = padding
   Tensor query = unsqueeze(state.tensors.at("h"), 1);                                 // s_{t-1}: [B, 1, Hd]
-  Tensor keys = state.tensors.at("keys");                                              // W_2 h_j: [B, S, A]
-  // V C_{t-1,j} depends on j only, so it joins the key side of the additive score.
-  if (config.coverage) keys = keys + unsqueeze(state.tensors.at("coverage"), 2) * coverage_weight;  // [B, S, 1] * [A]
-  nn::AttentionOutput a = attention.forward_precomputed(query, keys, memory, padding);
+  if (config.coverage_embedding) spend_coverage(state, y_prev);
+  nn::AttentionOutput a = attention.forward_precomputed(query, step_keys(state), memory, padding);
+  Tensor weights = select(a.weights, 1, 0);                                           // a_tj: [B, S]
   Tensor context = select(a.context, 1, 0);                                           // c_t: [B, 2 * He]
   nn::LSTMState s = decoder(concat({y_prev, context}, 1), {state.tensors.at("h"), state.tensors.at("c")});
   state.tensors["h"] = s.h;                                                           // s_t: [B, Hd]
   state.tensors["c"] = s.c;
-  if (config.coverage) state.tensors["coverage"] = state.tensors.at("coverage") + select(a.weights, 1, 0);  // C_t: [B, S]
-  state.attention["attention"] = select(a.weights, 1, 0).detach();                   // a_tj: [B, S]
+  if (config.coverage) state.tensors["coverage"] = state.tensors.at("coverage") + weights;  // C_t: [B, S]
+  if (config.coverage_embedding || config.markov) state.tensors["previous_attention"] = weights;
+  state.attention["attention"] = weights;   // in the graph: a loss on the weights reaches the model
   return concat({s.h, context, y_prev}, 1);                                           // [B, Hd + 2 He + E]
 }
 

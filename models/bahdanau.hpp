@@ -15,6 +15,30 @@
 //   coverage  C_tj = C_{t-1,j} + a_tj,  C_0j = 0                          state "coverage" [B, S]
 //   scores    e_tj = v^T tanh(W_1 s_{t-1} + W_2 h_j + V C_{t-1,j})        V: [A], "coverage_weight"
 //
+// With config.coverage_embedding = K (Mi et al. 2016, "Coverage embedding models for
+// neural machine translation", their update by subtraction), every source token carries
+// a coverage vector that starts as an embedding of the token and, each time a word is
+// written, loses that word's embedding in proportion to the attention it got:
+//   start     kappa_0j = E_kappa[x_j]                                      E_kappa: [src_vocab, K], "coverage_embed"
+//   scores    e_tj = v^T tanh(W_1 s_{t-1} + W_2 h_j + U kappa_{t-1,j})     U: [A, K], "coverage_key"
+//   update    kappa_tj = kappa_{t-1,j} - a_tj W_y y_t                      W_y: [K, E], "coverage_update"
+// (kappa, not the paper's c, which is the context here.) y_t is known once step t+1 reads
+// it, so the update runs there, before the score. State "coverage_embedding" [B, S, K]
+// (kappa_{t-1} after the update), "previous_attention". Their update by a GRU, and the
+// two combined, are not implemented.
+//
+// With config.markov (Cohn et al. 2016, "Incorporating structural alignment biases into
+// an attentional neural translation model"), the score sees where the previous step
+// attended, around j:
+//   scores    e_tj = v^T tanh(W_1 s_{t-1} + W_2 h_j + W_3 psi_j(a_{t-1}))
+//   psi_j(a_{t-1}) = [a_{t-1,j-1}; a_{t-1,j}; a_{t-1,j+1}]   (0 past either end, and before the first step)
+//   W_3: [A, 3], "markov_weight"; state "previous_attention" a_{t-1} [B, S] (as above)
+//
+// last_attention()["attention"] stays in the autograd graph, so a loss on the weights
+// (supervised attention, agreement: nn/attention/alignment_loss.hpp) trains the model.
+// So it also keeps that forward's graph alive until the next forward; call forward under
+// no_grad when only looking (decoding and evaluate do).
+//
 //   BahdanauConfig cfg;
 //   cfg.src_vocab = cfg.tgt_vocab = vocab.size();
 //   BahdanauSeq2Seq model(cfg);
@@ -26,7 +50,11 @@
 #pragma once
 
 #include "../nn/attention/attention.hpp"
+#include "../nn/embedding.hpp"
+#include "../nn/linear.hpp"
 #include "bidirectional_encoder.hpp"
+
+#include <memory>
 
 namespace attn::models {
 
@@ -37,6 +65,8 @@ struct BahdanauConfig {
   std::size_t decoder_dim = 64;
   std::size_t attention_dim = 64;  // the size of the MLP's hidden layer (W_1, W_2: [A, .])
   bool coverage = false;           // Tu et al.'s coverage vector in the score (adds V [A])
+  std::size_t coverage_embedding = 0;  // Mi et al.'s coverage embeddings of this size K (0: none)
+  bool markov = false;             // Cohn et al.'s Markov condition: a_{t-1} around j in the score
 };
 
 class BahdanauSeq2Seq : public BidirectionalEncoderSeq2Seq {
@@ -45,7 +75,10 @@ class BahdanauSeq2Seq : public BidirectionalEncoderSeq2Seq {
 
   Tensor forward(const Index& src, const std::vector<std::size_t>& src_lengths, const Index& tgt_in) override;
   // state.tensors: "memory" h_j [B, S, 2 * encoder_dim], "keys" W_2 h_j [B, S, A],
-  // decoder state "h", "c" [B, decoder_dim], with config.coverage "coverage" C_tj [B, S].
+  // decoder state "h", "c" [B, decoder_dim], with config.coverage "coverage" C_tj [B, S],
+  // with config.coverage_embedding "coverage_embedding" [B, S, K] (after step t: kappa_{t-1},
+  // spent by y_t at step t+1), with it or config.markov "previous_attention" a_t [B, S]
+  // (zeros at the start).
   // step() sets state.attention["attention"] [B, S].
   DecoderState start(const Index& src, const std::vector<std::size_t>& src_lengths) override;
   Tensor step(DecoderState& state, const Index& prefix) override;
@@ -57,11 +90,20 @@ class BahdanauSeq2Seq : public BidirectionalEncoderSeq2Seq {
   nn::LSTMCell decoder;                // [y_{t-1}; c_t] -> s_t
   nn::Linear out;                      // [s_t; c_t; y_{t-1}] -> tgt_vocab
   Tensor coverage_weight;              // V [A], only with config.coverage (undefined otherwise)
+  // Only with config.coverage_embedding (null otherwise):
+  std::unique_ptr<nn::Embedding> coverage_embed;  // E_kappa: src_vocab -> K, the full coverage kappa_0j
+  std::unique_ptr<nn::Linear> coverage_key;       // U: K -> A, into the score
+  std::unique_ptr<nn::Linear> coverage_update;    // W_y: E -> K, what writing a word spends
+  Tensor markov_weight;                           // W_3 [A, 3], only with config.markov
 
  private:
   // One decoder step from the embedded y_{t-1} [B, E]: updates state, sets its
   // attention, and returns the output layer's input [s_t; c_t; y_{t-1}].
   Tensor decode(DecoderState& state, const Tensor& y_prev);
+  // W_2 h_j plus the terms of the options that depend on j: [B, S, A].
+  Tensor step_keys(const DecoderState& state) const;
+  // kappa_{t-1} = kappa_{t-2} - a_{t-1} W_y y_{t-1}: the coverage embeddings after the word just read.
+  void spend_coverage(DecoderState& state, const Tensor& y_prev) const;
 };
 
 }  // namespace attn::models

@@ -46,7 +46,7 @@ class BidirectionalEncoderSeq2Seq : public Seq2Seq {
   };
   Encoded encode(const Index& src, const std::vector<std::size_t>& src_lengths);
 
-  Tensor last_attention_;  // [B, T, S] of the last forward(), detached
+  Tensor last_attention_;  // [B, T, S] of the last forward(): Bahdanau keeps it in the graph, monotonic detaches it
 };
 
 }  // namespace attn::models

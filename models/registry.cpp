@@ -72,10 +72,15 @@ json bahdanau_fields(const json& in, BahdanauConfig& c) {
   f.read("decoder_dim", c.decoder_dim);
   f.read("attention_dim", c.attention_dim);
   f.read("coverage", c.coverage);
+  f.read("coverage_embedding", c.coverage_embedding);
+  f.read("markov", c.markov);
   f.check_unknown();
   json out = {{"model", "bahdanau"},         {"embed_dim", c.embed_dim},         {"encoder_dim", c.encoder_dim},
               {"decoder_dim", c.decoder_dim}, {"attention_dim", c.attention_dim}};
-  if (c.coverage) out["coverage"] = true;  // written only when set: older configs stay as they were
+  // The options are written only when set: older configs stay as they were.
+  if (c.coverage) out["coverage"] = true;
+  if (c.coverage_embedding) out["coverage_embedding"] = c.coverage_embedding;
+  if (c.markov) out["markov"] = true;
   return out;
 }
 

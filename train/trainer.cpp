@@ -56,6 +56,12 @@ double Trainer::train_step(const data::Batch& batch) {
   optimizer_->zero_grad();
   Tensor logits = model_.forward(batch.src, batch.src_lengths, batch.tgt_in);  // [B, T, V]
   Tensor loss = nn::cross_entropy(logits, batch.tgt_out, data::Vocab::pad_id, options_.label_smoothing);
+  if (extra_loss) {
+    Tensor extra = extra_loss(batch);
+    if (!extra.defined() || extra.dim() != 0)
+      throw ValueError("Trainer: extra_loss must return a scalar, got " + (extra.defined() ? shape_str(extra.shape()) : std::string("an undefined tensor")));
+    loss = loss + extra;
+  }
   loss.backward();
   last_grad_norm_ = options_.clip_norm > 0 ? nn::clip_grad_norm_(optimizer_->params(), options_.clip_norm)
                                            : nn::clip_grad_norm_(optimizer_->params(), INFINITY);

@@ -13,7 +13,7 @@
 //   trainer.last_evaluation().overall.exact_match();
 //
 // One step: take the next batch, logits = model.forward(src, src_lengths, tgt_in),
-// loss = cross_entropy(logits, tgt_out, ignore <pad>, label smoothing), backward,
+// loss = cross_entropy(logits, tgt_out, ignore <pad>, label smoothing) (+ extra_loss), backward,
 // clip the joint gradient norm, optimizer step, schedule step.
 //
 // Batches: each epoch shuffles the training set (the trainer's own generator,
@@ -76,6 +76,13 @@ class Trainer {
   //   trainer.set_schedule([](nn::Optimizer& o) { return std::make_unique<nn::StepLR>(o, 500, 0.5); });
   void set_schedule(const std::function<std::unique_ptr<nn::LRScheduler>(nn::Optimizer&)>& make_schedule);
   void set_eval_data(std::vector<data::Example> examples) { eval_data_ = std::move(examples); }
+
+  // When set, its scalar (a 0-dim tensor) is added to the cross-entropy before backward, e.g. a loss on the attention
+  // weights of the forward just run (chapter 19):
+  //   trainer.extra_loss = [&](const data::Batch& b) {
+  //     return nn::supervised_attention_loss(model.last_attention().at("attention"), b.alignment); };
+  // Progress::loss is then the sum.
+  std::function<Tensor(const data::Batch&)> extra_loss;
 
   std::function<void(const Progress&)> on_progress;
   std::function<void(const Evaluation&)> on_evaluation;

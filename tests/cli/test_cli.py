@@ -219,6 +219,20 @@ class Issue21(CliTest):
         self.assertIn("1 2 3  ->  ", self.ok("translate", "--checkpoint", run, "--beam", "2", "1 2 3"))
         self.fails("train", *TINY, "--set", "coverage=maybe", "--out", self.path("x"), message="'coverage'")
 
+    def test_bahdanau_with_coverage_embeddings_and_markov(self):
+        run = self.path("markov")
+        self.ok("train", *TINY, "--set", "coverage_embedding=4", "--set", "markov=true", "--steps", "6", "--out", run)
+        model = self.config(run)["model"]
+        self.assertEqual(model["coverage_embedding"], 4)
+        self.assertIs(model["markov"], True)
+        arrays = npz_arrays(os.path.join(common.unit(run), "model.npz"))
+        for name in ("markov_weight.npy", "coverage_embed.weight.npy", "coverage_key.weight.npy", "coverage_update.weight.npy"):
+            self.assertIn(name, arrays)
+        self.assertNotIn("markov", self.config(self.run_dir)["model"])  # off by default: older configs unchanged
+        self.assertIn("1 2 3  ->  ", self.ok("translate", "--checkpoint", run, "--beam", "2", "1 2 3"))
+        self.fails("train", *TINY, "--set", "markov=1", "--out", self.path("y"), message="'markov' has the wrong type")
+        self.fails("train", *TINY, "--set", "coverage_embedding=-2", "--out", self.path("z"), message="'coverage_embedding'")
+
     def test_warmup_is_recorded_and_resumed(self):
         args = [*TINY, "--set", "coverage=true", "--warmup", "6", "--lr", "0.01"]
         Train.assert_resume_matches(self, args, "warmup")  # bit for bit: the schedule resumes at its step

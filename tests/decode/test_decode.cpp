@@ -191,6 +191,41 @@ TEST_CASE("beam_search records what it kept at every step (Hypothesis::beam); gr
   CHECK(finished > 0);  // prefixes that ended in <eos> were among them
 }
 
+TEST_CASE("beam_search with keep_greedy: the greedy sentence the search dropped has a record up to where it was dropped") {
+  std::size_t appended = 0, found_by_search = 0;
+  for (std::uint64_t seed = 1; seed <= 6; ++seed) {
+    CAPTURE(seed);
+    attn::manual_seed(seed);
+    auto model = tiny_bahdanau(7);
+    const Sources s = random_sources(10, 5, 7, 30 + seed);
+    DecodeOptions opt;
+    opt.max_len = 8;
+    const auto greedy = greedy_decode(*model, s.src, s.lengths, opt);
+    opt.beam_size = 2;
+    opt.n_best = 8;  // every hypothesis, the appended greedy one included
+    opt.keep_greedy = true;
+    const auto all = beam_search_n_best(*model, s.src, s.lengths, opt);
+    for (std::size_t b = 0; b < all.size(); ++b)
+      for (const Hypothesis& h : all[b]) {
+        if (h.beam.size() < h.tokens.size()) {
+          CHECK(h.tokens == greedy[b].tokens);  // only the greedy sentence has a record cut short
+          ++appended;
+        } else {
+          found_by_search += h.tokens == greedy[b].tokens ? 1 : 0;
+        }
+        REQUIRE(h.beam.size() <= h.tokens.size());
+        for (std::size_t t = 0; t < h.beam.size(); ++t) {
+          const std::vector<std::int64_t> own(h.tokens.begin(), h.tokens.begin() + static_cast<long>(t) + 1);
+          bool found = false;
+          for (const auto& kept : h.beam[t]) found = found || kept.first == own;
+          CHECK(found);  // every record holds the hypothesis' own prefix
+        }
+      }
+  }
+  CHECK(appended > 0);         // the search did drop greedy sentences
+  CHECK(found_by_search > 0);  // and found others, which keep their record
+}
+
 TEST_CASE("beam_search: exact on a tiny vocabulary when the beam holds every prefix") {
   attn::manual_seed(4);
   auto model = tiny_bahdanau(4);  // ids 0..3, <eos> = 2

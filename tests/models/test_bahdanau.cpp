@@ -10,6 +10,8 @@
 
 #include <xtensor/xview.hpp>
 
+#include <map>
+
 using attn::Index;
 using attn::Tensor;
 using attn::models::BahdanauConfig;
@@ -154,19 +156,18 @@ BahdanauConfig coverage_config() {
   return c;
 }
 
-// e_j = v^T tanh(W_1 s + W_2 h_j + V C_j), softmax over the first `length` j, by hand.
-xt::xarray<double> attention_by_hand(BahdanauSeq2Seq& m, const xt::xarray<double>& s, const xt::xarray<double>& h,
-                                     const xt::xarray<double>& C, std::size_t length) {
+// a_j = softmax_j over the first `length` j of v^T tanh(W_1 s + W_2 h_j + extra_j), extra [S, A], by hand.
+xt::xarray<double> weights_by_hand(BahdanauSeq2Seq& m, const xt::xarray<double>& s, const xt::xarray<double>& h,
+                                   const xt::xarray<double>& extra, std::size_t length) {
   const auto& score = dynamic_cast<const attn::nn::AdditiveScore&>(m.attention.score());
-  const xt::xarray<double> w1 = score.W1.to_array(), W2 = score.W2.to_array(), v = score.v.to_array(),
-                           V = m.coverage_weight.to_array();
+  const xt::xarray<double> w1 = score.W1.to_array(), W2 = score.W2.to_array(), v = score.v.to_array();
   const std::size_t A = v.size(), S = h.shape()[0];
   xt::xarray<double> a = xt::zeros<double>({S});
   double total = 0;
   for (std::size_t j = 0; j < length; ++j) {
     double e = 0;
     for (std::size_t k = 0; k < A; ++k) {
-      double z = V(k) * C(j);
+      double z = extra(j, k);
       for (std::size_t i = 0; i < s.size(); ++i) z += w1(k, i) * s(i);
       for (std::size_t i = 0; i < h.shape()[1]; ++i) z += W2(k, i) * h(j, i);
       e += v(k) * std::tanh(z);
@@ -177,6 +178,36 @@ xt::xarray<double> attention_by_hand(BahdanauSeq2Seq& m, const xt::xarray<double
   return a / total;
 }
 
+// Steps the model through batch.tgt_in; at each step compares its weights with weights_by_hand(extra(b, a_prev, t)),
+// extra giving [S, A] from sentence b, its previous weights a_{t-1} [S] and the step; then calls after(state, a_t).
+template <class Extra, class After>
+void check_steps_by_hand(BahdanauSeq2Seq& model, const test::TinyBatch& batch, Extra&& extra, After&& after) {
+  auto state = model.start(batch.src, batch.src_lengths);
+  const xt::xarray<double> memory = state.tensors.at("memory").to_array();  // [B, S, 2 He]
+  xt::xarray<double> a_prev = xt::zeros<double>({2, 4});
+  for (std::size_t t = 0; t < 3; ++t) {
+    const xt::xarray<double> s_prev = state.tensors.at("h").to_array();  // s_{t-1}: [B, Hd]
+    attn::Index prefix = attn::Index::from_shape({2, t + 1});
+    for (std::size_t b = 0; b < 2; ++b)
+      for (std::size_t j = 0; j <= t; ++j) prefix(b, j) = batch.tgt_in(b, j);
+    model.step(state, prefix);
+    const xt::xarray<double> a = state.attention.at("attention").to_array();  // [B, S]
+    for (std::size_t b = 0; b < 2; ++b) {
+      const xt::xarray<double> prev_b = xt::view(a_prev, b, xt::all());
+      const xt::xarray<double> hand = weights_by_hand(model, xt::view(s_prev, b, xt::all()),
+                                                      xt::view(memory, b, xt::all(), xt::all()), extra(b, prev_b, t),
+                                                      batch.src_lengths[b]);
+      for (std::size_t j = 0; j < 4; ++j) CHECK(a(b, j) == doctest::Approx(hand(j)).epsilon(1e-12));
+    }
+    after(state, a);
+    a_prev = a;
+  }
+}
+
+template <class Extra>
+void check_steps_by_hand(BahdanauSeq2Seq& model, const test::TinyBatch& batch, Extra&& extra) {
+  check_steps_by_hand(model, batch, extra, [](const attn::models::DecoderState&, const xt::xarray<double>&) {});
+}
 }  // namespace
 
 TEST_CASE("BahdanauSeq2Seq with coverage: one more parameter, none without it") {
@@ -199,32 +230,29 @@ TEST_CASE("BahdanauSeq2Seq with coverage: C_t = C_{t-1} + a_t enters the score, 
   attn::manual_seed(9);
   BahdanauSeq2Seq model(coverage_config());
   test::TinyBatch batch;
-  auto state = model.start(batch.src, batch.src_lengths);
-  CHECK(xt::amax(xt::abs(state.tensors.at("coverage").to_array()))() == 0.0);  // C_0 = 0
-  const xt::xarray<double> memory = state.tensors.at("memory").to_array();      // [B, S, 2 He]
-  xt::xarray<double> C = xt::zeros<double>({2, 4});
-  for (std::size_t t = 0; t < 3; ++t) {
-    const xt::xarray<double> s_prev = state.tensors.at("h").to_array();  // s_{t-1}: [B, Hd]
-    attn::Index prefix = attn::Index::from_shape({2, t + 1});
-    for (std::size_t b = 0; b < 2; ++b)
-      for (std::size_t j = 0; j <= t; ++j) prefix(b, j) = batch.tgt_in(b, j);
-    model.step(state, prefix);
-    const xt::xarray<double> a = state.attention.at("attention").to_array();  // [B, S]
-    for (std::size_t b = 0; b < 2; ++b) {
-      const xt::xarray<double> hand =
-          attention_by_hand(model, xt::view(s_prev, b, xt::all()), xt::view(memory, b, xt::all(), xt::all()),
-                            xt::view(C, b, xt::all()), batch.src_lengths[b]);
-      for (std::size_t j = 0; j < 4; ++j) CHECK(a(b, j) == doctest::Approx(hand(j)).epsilon(1e-12));
+  CHECK(xt::amax(xt::abs(model.start(batch.src, batch.src_lengths).tensors.at("coverage").to_array()))() == 0.0);  // C_0 = 0
+  const xt::xarray<double> V = model.coverage_weight.to_array();
+  xt::xarray<double> C = xt::zeros<double>({2, 4});  // C_{t-1} by hand, summed from the weights before step t
+  auto extra = [&](std::size_t b, const xt::xarray<double>& a_prev, std::size_t) {
+    xt::xarray<double> e = xt::zeros<double>({4, 3});
+    for (std::size_t j = 0; j < 4; ++j) {
+      C(b, j) += a_prev(j);
+      for (std::size_t k = 0; k < 3; ++k) e(j, k) = V(k) * C(b, j);
     }
-    C += a;
+    return e;
+  };
+  xt::xarray<double> last;  // C_t after the last step
+  auto after = [&](const attn::models::DecoderState& state, const xt::xarray<double>& a) {
+    last = C + a;  // C_t = C_{t-1} + a_t
     const xt::xarray<double> coverage = state.tensors.at("coverage").to_array();
     for (std::size_t b = 0; b < 2; ++b)
-      for (std::size_t j = 0; j < 4; ++j) CHECK(coverage(b, j) == doctest::Approx(C(b, j)).epsilon(1e-12));
-  }
+      for (std::size_t j = 0; j < 4; ++j) CHECK(coverage(b, j) == doctest::Approx(last(b, j)).epsilon(1e-12));
+  };
+  check_steps_by_hand(model, batch, extra, after);
   // After 3 steps every valid row of C sums to 3 (each step's weights sum to 1); padding stays at 0.
-  CHECK(C(0, 0) + C(0, 1) + C(0, 2) + C(0, 3) == doctest::Approx(3.0).epsilon(1e-12));
-  CHECK(C(1, 2) == 0.0);
-  CHECK(C(1, 3) == 0.0);
+  CHECK(last(0, 0) + last(0, 1) + last(0, 2) + last(0, 3) == doctest::Approx(3.0).epsilon(1e-12));
+  CHECK(last(1, 2) == 0.0);
+  CHECK(last(1, 3) == 0.0);
   // The coverage term changes the weights: with V = 0 the model is the plain one.
   const xt::xarray<double> with_coverage = model.forward(batch.src, batch.src_lengths, batch.tgt_in).to_array();
   model.coverage_weight.data<double>() = xt::zeros<double>({3});
@@ -257,4 +285,152 @@ TEST_CASE("BahdanauSeq2Seq with coverage: the registry's config field") {
   CHECK(dynamic_cast<BahdanauSeq2Seq&>(*model).config.coverage);
   config["coverage"] = 1;
   CHECK_THROWS_WITH_SUBSTR(attn::models::make_model(config, 5, 5), attn::ValueError, "'coverage' has the wrong type");
+}
+
+// ---- coverage embeddings (Mi et al. 2016) and the Markov condition (Cohn et al. 2016) ----
+
+namespace {
+
+
+BahdanauConfig embedding_config() {
+  BahdanauConfig c = tiny_config();
+  c.coverage_embedding = 2;
+  return c;
+}
+
+BahdanauConfig markov_config() {
+  BahdanauConfig c = tiny_config();
+  c.markov = true;
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("BahdanauSeq2Seq with coverage embeddings: kappa_0j = E_kappa[x_j], kappa_tj = kappa_{t-1,j} - a_tj W_y y_t, U kappa in the score") {
+  attn::manual_seed(11);
+  BahdanauSeq2Seq model(embedding_config());
+  CHECK(model.coverage_embed->weight.shape() == attn::Shape{5, 2});
+  CHECK(model.coverage_key->weight.shape() == attn::Shape{3, 2});    // U: K -> A
+  CHECK(model.coverage_update->weight.shape() == attn::Shape{2, 3});  // W_y: E -> K
+  CHECK(model.extra_repr().find("coverage_embedding=2") != std::string::npos);
+  test::TinyBatch batch;
+  const xt::xarray<double> E_c = model.coverage_embed->weight.to_array(), U = model.coverage_key->weight.to_array(),
+                           W_y = model.coverage_update->weight.to_array(), Y = model.tgt_embed.weight.to_array();
+  // kappa [B, S, K] by hand, spent at each step by the word read there (step 0 reads <bos> with no weights before it).
+  xt::xarray<double> c = xt::zeros<double>({2, 4, 2});
+  for (std::size_t b = 0; b < 2; ++b)
+    for (std::size_t j = 0; j < 4; ++j)
+      for (std::size_t k = 0; k < 2; ++k) c(b, j, k) = E_c(std::size_t(batch.src(b, j)), k);
+  auto extra = [&](std::size_t b, const xt::xarray<double>& a_prev, std::size_t t) {
+    xt::xarray<double> e = xt::zeros<double>({4, 3});
+    for (std::size_t j = 0; j < 4; ++j)
+      for (std::size_t k = 0; k < 2; ++k) {
+        double spent = 0;
+        for (std::size_t i = 0; i < 3; ++i) spent += W_y(k, i) * Y(std::size_t(batch.tgt_in(b, t)), i);
+        c(b, j, k) -= a_prev(j) * spent;
+      }
+    for (std::size_t j = 0; j < 4; ++j)
+      for (std::size_t m = 0; m < 3; ++m)
+        for (std::size_t k = 0; k < 2; ++k) e(j, m) += U(m, k) * c(b, j, k);
+    return e;
+  };
+  check_steps_by_hand(model, batch, extra);
+  // After the last step the state holds kappa_{T-2} (the update for the last word waits for a next step).
+  auto state = model.start(batch.src, batch.src_lengths);
+  for (std::size_t t = 0; t < 3; ++t) {
+    attn::Index prefix = attn::Index::from_shape({2, t + 1});
+    for (std::size_t b = 0; b < 2; ++b)
+      for (std::size_t j = 0; j <= t; ++j) prefix(b, j) = batch.tgt_in(b, j);
+    model.step(state, prefix);
+  }
+  CHECK(test::allclose(state.tensors.at("coverage_embedding"), Tensor(c), 1e-12));
+  // The term matters: setting U = 0 changes the logits.
+  const xt::xarray<double> with = model.forward(batch.src, batch.src_lengths, batch.tgt_in).to_array();
+  model.coverage_key->weight.data<double>() = xt::zeros<double>({3, 2});
+  CHECK(xt::amax(xt::abs(with - model.forward(batch.src, batch.src_lengths, batch.tgt_in).to_array()))() > 1e-6);
+}
+
+TEST_CASE("BahdanauSeq2Seq with the Markov condition: W_3 [a_{t-1,j-1}; a_{t-1,j}; a_{t-1,j+1}] in the score") {
+  attn::manual_seed(12);
+  BahdanauSeq2Seq model(markov_config());
+  CHECK(model.markov_weight.shape() == attn::Shape{3, 3});  // [A, 3]
+  CHECK(model.extra_repr().find("markov=true") != std::string::npos);
+  test::TinyBatch batch;
+  const xt::xarray<double> W3 = model.markov_weight.to_array();
+  auto extra = [&](std::size_t, const xt::xarray<double>& a_prev, std::size_t) {
+    xt::xarray<double> e = xt::zeros<double>({4, 3});
+    for (std::size_t j = 0; j < 4; ++j) {
+      const double psi[3] = {j > 0 ? a_prev(j - 1) : 0.0, a_prev(j), j + 1 < 4 ? a_prev(j + 1) : 0.0};
+      for (std::size_t k = 0; k < 3; ++k)
+        for (std::size_t m = 0; m < 3; ++m) e(j, k) += W3(k, m) * psi[m];
+    }
+    return e;
+  };
+  check_steps_by_hand(model, batch, extra);
+  // The first step has no previous weights: its row is the plain model's.
+  const xt::xarray<double> with = model.forward(batch.src, batch.src_lengths, batch.tgt_in).to_array();
+  model.markov_weight.data<double>() = xt::zeros<double>({3, 3});
+  const xt::xarray<double> without = model.forward(batch.src, batch.src_lengths, batch.tgt_in).to_array();
+  CHECK(xt::amax(xt::abs(xt::view(with, xt::all(), 0, xt::all()) - xt::view(without, xt::all(), 0, xt::all())))() == 0.0);
+  CHECK(xt::amax(xt::abs(with - without))() > 1e-6);
+}
+
+TEST_CASE("BahdanauSeq2Seq with coverage embeddings and the Markov condition: gradcheck, step() against forward(), "
+          "random draws of the plain model unchanged") {
+  for (const BahdanauConfig& config : {embedding_config(), markov_config()}) {
+    attn::manual_seed(13);
+    BahdanauSeq2Seq model(config);
+    test::TinyBatch batch;
+    CHECK(test::gradcheck_parameters(model, batch) == model.parameters().size());
+    CHECK(test::max_step_forward_difference(model, batch) < 1e-10);
+    model.to(attn::Dtype::Float32);
+    CHECK(test::max_step_forward_difference(model, batch) < 1e-5);
+  }
+  attn::manual_seed(13);
+  BahdanauSeq2Seq plain(tiny_config());
+  CHECK_FALSE(plain.markov_weight.defined());
+  CHECK(plain.coverage_embed == nullptr);
+  CHECK(plain.extra_repr().find("markov") == std::string::npos);
+  // The options draw their weights after all of the plain model's: the same seed gives the same plain weights.
+  for (const BahdanauConfig& config : {embedding_config(), markov_config()}) {
+    attn::manual_seed(13);
+    BahdanauSeq2Seq with_option(config);
+    std::map<std::string, Tensor> theirs;
+    for (auto& [name, p] : with_option.named_parameters()) theirs[name] = p;
+    for (auto& [name, p] : plain.named_parameters()) {
+      CAPTURE(name);
+      REQUIRE(theirs.count(name) == 1);
+      CHECK(test::allclose(theirs.at(name), p, 0.0));
+    }
+  }
+}
+
+TEST_CASE("BahdanauSeq2Seq: last_attention() stays in the graph, so a loss on the weights trains the model") {
+  attn::manual_seed(14);
+  BahdanauSeq2Seq model(tiny_config());
+  test::TinyBatch batch;
+  model.forward(batch.src, batch.src_lengths, batch.tgt_in);
+  Tensor a = model.last_attention().at("attention");  // [B, T, S]
+  CHECK(a.requires_grad());
+  attn::sum(attn::select(attn::select(a, 1, 2), 1, 0)).backward();   // the weight of step 2 on source position 0
+  const auto& score = dynamic_cast<const attn::nn::AdditiveScore&>(model.attention.score());
+  CHECK(xt::amax(xt::abs(score.v.grad().to_array()))() > 0.0);
+}
+
+TEST_CASE("BahdanauSeq2Seq's options in the registry's config") {
+  using nlohmann::json;
+  const json defaults = attn::models::default_model_config("bahdanau");
+  CHECK_FALSE(defaults.contains("coverage_embedding"));  // older configs unchanged
+  CHECK_FALSE(defaults.contains("markov"));
+  json config = {{"model", "bahdanau"}, {"embed_dim", 3},       {"encoder_dim", 3},        {"decoder_dim", 4},
+                 {"attention_dim", 3},  {"markov", true},       {"coverage_embedding", 2}};
+  auto model = attn::models::make_model(config, 5, 5);
+  auto& m = dynamic_cast<BahdanauSeq2Seq&>(*model);
+  CHECK(m.config.markov);
+  CHECK(m.config.coverage_embedding == 2);
+  config["coverage_embedding"] = -1;
+  CHECK_THROWS_WITH_SUBSTR(attn::models::make_model(config, 5, 5), attn::ValueError, "whole number >= 0");
+  config["coverage_embedding"] = 2;
+  config["markov"] = "yes";
+  CHECK_THROWS_WITH_SUBSTR(attn::models::make_model(config, 5, 5), attn::ValueError, "'markov' has the wrong type");
 }

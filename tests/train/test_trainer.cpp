@@ -4,6 +4,7 @@
 #include "../helpers.hpp"
 
 #include "models/bahdanau.hpp"
+#include "nn/attention/alignment_loss.hpp"
 #include "data/tasks.hpp"
 #include "models/seq2seq_plain.hpp"
 #include "train/trainer.hpp"
@@ -152,6 +153,49 @@ TEST_CASE("Trainer: progress and evaluation reports") {
   for (const auto& [length, counts] : evaluations[1].by_length) by_length += counts.sentences;
   CHECK(by_length == 20);
   CHECK(t.last_evaluation().step == 20);
+}
+
+TEST_CASE("Trainer: extra_loss is added to the cross-entropy before backward") {
+  const auto split = small_split(attn::data::SequenceTask::reverse, 50, 5);
+  const auto vocab = attn::data::task_vocab(6);
+  // A constant extra term: every loss is 0.5 higher and the weights are those of a run without it, bit for bit.
+  auto plain = small_bahdanau(3), shifted = small_bahdanau(3);
+  Trainer a(*plain, split.train, vocab, vocab, small_options(6)), b(*shifted, split.train, vocab, vocab, small_options(6));
+  std::size_t calls = 0;
+  b.extra_loss = [&](const attn::data::Batch& batch) {
+    ++calls;
+    CHECK(batch.size() > 0);
+    return attn::full({}, 0.5);
+  };
+  for (int i = 0; i < 6; ++i) {
+    const auto& batch = attn::data::make_batch(split.train, vocab, vocab);
+    CHECK(b.train_step(batch) == doctest::Approx(a.train_step(batch) + 0.5).epsilon(1e-12));
+  }
+  CHECK(calls == 6);
+  const auto pa = plain->parameters(), pb = shifted->parameters();
+  for (std::size_t i = 0; i < pa.size(); ++i) CHECK(test::allclose(pa[i], pb[i], 0.0));
+  // Supervised attention through the hook pulls the weights onto the gold alignment of reversal.
+  auto supervised_model = small_bahdanau(4), control = small_bahdanau(4);
+  Trainer sup(*supervised_model, split.train, vocab, vocab, small_options(60)),
+      ctl(*control, split.train, vocab, vocab, small_options(60));
+  sup.extra_loss = [&](const attn::data::Batch& batch) {
+    return 10.0 * attn::nn::supervised_attention_loss(supervised_model->last_attention().at("attention"), batch.alignment);
+  };
+  sup.train();
+  ctl.train();
+  const auto test_batch = attn::data::make_batch(split.test, vocab, vocab);
+  auto gold_loss = [&](BahdanauSeq2Seq& m) {
+    attn::no_grad guard;
+    m.forward(test_batch.src, test_batch.src_lengths, test_batch.tgt_in);
+    return attn::nn::supervised_attention_loss(m.last_attention().at("attention"), test_batch.alignment).item();
+  };
+  const double with = gold_loss(*supervised_model), without = gold_loss(*control);
+  INFO("held-out -log a_{t,g_t}: " << with << " with supervision, " << without << " without");
+  CHECK(with < 0.7 * without);
+  // Not a scalar: refused by name.
+  control->train();
+  ctl.extra_loss = [](const attn::data::Batch&) { return attn::zeros({2}); };
+  CHECK_THROWS_WITH_SUBSTR(ctl.train_step(test_batch), attn::ValueError, "extra_loss must return a scalar, got [2]");
 }
 
 TEST_CASE("Optimizer state: Adam and SGD round trip, bad state rejected") {
