@@ -182,6 +182,8 @@ TrainResult train_run(nlohmann::json config, const std::string& out, TrainMode m
     for (const data::Example& e : task.split.train) {
       src_ids.push_back(task.src_vocab.encode(e.src));
       tgt_ids.push_back(task.tgt_vocab.encode(e.tgt));
+      // the decoder writes <eos> too, and the bias applies at that step: learn where it comes from
+      tgt_ids.back().push_back(data::Vocab::eos_id);
     }
     data::IBMModel1Options ibm;
     bahdanau->set_lexicon(data::ibm_model1(src_ids, tgt_ids, task.src_vocab.size(), task.tgt_vocab.size(), ibm));

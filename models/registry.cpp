@@ -77,6 +77,9 @@ json bahdanau_fields(const json& in, BahdanauConfig& c) {
   f.read("lexicon_bias", c.lexicon_bias);
   f.read("lexicon_epsilon", c.lexicon_epsilon);
   f.check_unknown();
+  // An epsilon without the bias would be saved nowhere and do nothing: say so instead.
+  if (in.contains("lexicon_epsilon") && !c.lexicon_bias)
+    throw ValueError("model config of 'bahdanau': field 'lexicon_epsilon' needs lexicon_bias = true");
   json out = {{"model", "bahdanau"},         {"embed_dim", c.embed_dim},         {"encoder_dim", c.encoder_dim},
               {"decoder_dim", c.decoder_dim}, {"attention_dim", c.attention_dim}};
   // The options are written only when set: older configs stay as they were.

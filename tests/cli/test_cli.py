@@ -8,9 +8,11 @@ few steps: the whole file takes seconds. Every failure must be ONE line on
 standard error starting "attn: error:", with a non-zero exit status, never a
 crash, a stack trace or "terminate called".
 """
+import ast
 import json
 import os
 import shutil
+import struct
 import sys
 import tempfile
 import unittest
@@ -21,6 +23,17 @@ import common
 from common import TINY, attn, read_part, write_part
 
 SVG = "{http://www.w3.org/2000/svg}"
+
+
+def npy_matrix(data):
+    """A 2-D float64 .npy (bytes) as a list of rows: the format's version-1 header, then the numbers."""
+    assert data[:6] == b"\x93NUMPY", "not a .npy array"
+    header_len = struct.unpack("<H", data[8:10])[0]
+    header = ast.literal_eval(data[10:10 + header_len].decode("latin1"))
+    assert header["descr"] == "<f8" and not header["fortran_order"], header
+    rows, cols = header["shape"]
+    values = struct.unpack("<%dd" % (rows * cols), data[10 + header_len:])
+    return [list(values[r * cols:(r + 1) * cols]) for r in range(rows)]
 
 
 def npz_arrays(path):
@@ -242,10 +255,28 @@ class Issue21(CliTest):
         # The table is saved with the weights, as a buffer.
         arrays = npz_arrays(os.path.join(common.unit(run), "model.npz"))
         self.assertIn("lexicon.npy", arrays)
+        # IBM model 1 on reversal: each digit's row is a distribution that peaks on the same digit,
+        # and <eos>, which every target ends with, is learned as a word too.
+        with open(os.path.join(common.unit(run), "vocab.json")) as f:
+            vocab = json.load(f)
+        src, tgt = vocab["src"]["tokens"], vocab["tgt"]["tokens"]
+        table = npy_matrix(arrays["lexicon.npy"])
+        self.assertEqual((len(table), len(table[0])), (len(src), len(tgt)))
+        digits = [w for w in src if not w.startswith("<")]
+        self.assertGreater(len(digits), 3)
+        for word in digits:
+            row = table[src.index(word)]
+            self.assertAlmostEqual(sum(row), 1.0, places=12)
+            self.assertEqual(tgt[row.index(max(row))], word, f"the row of {word} peaks elsewhere")
+        self.assertGreater(sum(row[tgt.index("<eos>")] for row in table), 0.0)
         self.assertNotIn("lexicon_bias", self.config(self.run_dir)["model"])  # off by default: older configs unchanged
         self.assertIn("1 2 3  ->  ", self.ok("translate", "--checkpoint", run, "--beam", "2", "1 2 3"))
         self.fails("train", *TINY, "--set", "lexicon_epsilon=0", "--set", "lexicon_bias=true", "--out", self.path("x"),
                    message="lexicon_epsilon must be positive")
+        self.fails("train", *TINY, "--set", "lexicon_epsilon=0.01", "--out", self.path("y"),
+                   message="'lexicon_epsilon' needs lexicon_bias = true")
+        # A resumed run reads its table from the checkpoint: the same weights as one run, bit for bit.
+        Train.assert_resume_matches(self, [*TINY, "--set", "lexicon_bias=true"], "lexicon")
 
     def test_warmup_is_recorded_and_resumed(self):
         args = [*TINY, "--set", "coverage=true", "--warmup", "6", "--lr", "0.01"]
