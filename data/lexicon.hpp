@@ -32,8 +32,9 @@ struct IBMModel1Options {
 // t(e | f) as a [src_vocab, tgt_vocab] table: row f sums to 1 for every source id that occurs; a row
 // of an id that never occurs is uniform. Pairs that never occur in one sentence pair get 0. Ids are
 // used as they are (specials too, if the sentences hold them). Counts are per token: a target word
-// written twice in one sentence is credited twice (NLTK's IBMModel1 counts it once per sentence, so
-// the two differ only where a target word repeats). ValueError if src and tgt differ in length, a
+// written twice in one sentence is credited twice (NLTK's IBMModel1 credits it once in total per
+// sentence; NLTK also always adds NULL and floors every t at 1e-12, so the two agree to 1e-12 only
+// where no target word repeats within a sentence). ValueError if src and tgt differ in length, a
 // sentence is empty, an id is outside its vocabulary, iterations is 0, or the table would hold more
 // than kMaxLexiconEntries entries. Without options.null_word, *null_row (below) is uniform.
 xt::xarray<double> ibm_model1(const std::vector<std::vector<std::int64_t>>& src,

@@ -88,7 +88,7 @@ TEST_CASE("ibm_model1: the likelihood never falls from one iteration to the next
 
 TEST_CASE("ibm_model1 counts every token: a word written twice is credited twice (by hand)") {
   // Without NULL and with one source word, every target token is wholly a's: c(x, a) = 2, c(y, a) = 1.
-  // (Counting per word type, as NLTK does, would give 1/2.)
+  // (Crediting a word once per sentence, as NLTK's IBMModel1 does with its NULL, would give 1/2 here.)
   data::IBMModel1Options no_null;
   no_null.iterations = 3;
   no_null.null_word = false;
