@@ -52,7 +52,7 @@ CopyNetSeq2Seq::CopyNetSeq2Seq(const CopyNetConfig& cfg)
       config(cfg),
       attention(std::make_unique<nn::AdditiveScore>(cfg.decoder_dim, 2 * cfg.encoder_dim, cfg.attention_dim)),
       decoder(decoder_input(cfg), cfg.decoder_dim),
-      generate(cfg.decoder_dim, cfg.tgt_vocab) {
+      generate(cfg.decoder_dim + 2 * cfg.encoder_dim + cfg.embed_dim, cfg.tgt_vocab) {
   register_module("attention", attention);
   register_module("decoder", decoder);
   register_module("generate", generate);
@@ -137,7 +137,7 @@ Tensor CopyNetSeq2Seq::decode(DecoderState& state, const Index& y_prev) {
   state.tensors["h"] = s.h;                                                            // s_t: [B, Hd]
   state.tensors["c"] = s.c;
 
-  const Tensor psi_g = generate(s.h);                                                  // [B, V]
+  const Tensor psi_g = generate(concat({s.h, context, y}, 1));                         // [B, Hd + 2 He + E] -> [B, V]
   if (!config.copy) return log_softmax(psi_g, -1);                                     // [B, V]
   // psi_c(x_j) = tanh(W_c h_j)^T s_t:  [B, S, Hd] x [B, Hd, 1] -> [B, S]
   const Tensor psi_c = select(matmul(state.tensors.at("copy_keys"), unsqueeze(s.h, 2)), 2, 0);

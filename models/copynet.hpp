@@ -9,7 +9,8 @@
 //                    (0 where y_{t-1} is not in the source, as at the first step; a generated word that
 //                    the source holds is read too: the match is by id)
 //   decoder          s_t = LSTMCell([e(y_{t-1}); zeta_t; c_t], s_{t-1})
-//   generate scores  psi_g(v) = W_o s_t + b_o                     one per target word v   [B, V]
+//   generate scores  psi_g(v) = W_o [s_t; c_t; e(y_{t-1})] + b_o  one per target word v   [B, V]
+//                    (chapter 2's output layer: with copy = false the model is chapter 2's)
 //   copy scores      psi_c(x_j) = tanh(W_c h_j)^T s_t              one per source position [B, S]
 //   one softmax      p(y_t) = ( [y_t < V] e^{psi_g(y_t)} + sum_{j: x_j = y_t} e^{psi_c(x_j)} ) / Z,
 //                    Z = sum_v e^{psi_g(v)} + sum_j e^{psi_c(x_j)}   (padding never copied)
@@ -32,8 +33,11 @@
 // = false keeps the copy mode but feeds [e(y_{t-1}); c_t] (to measure what the selective read adds).
 //
 // Where this differs from the paper:
-// - an LSTM decoder (the paper's is a GRU, as in Bahdanau et al.) and a bias b_o in the generate
-//   scores; s_0 from both directions' summaries (chapter 2's encoder);
+// - an LSTM decoder (the paper's is a GRU, as in Bahdanau et al.); s_0 from both directions'
+//   summaries (chapter 2's encoder);
+// - the generate scores read chapter 2's output layer, W_o [s_t; c_t; e(y_{t-1})] + b_o, where the
+//   paper has W_o s_t: so the copy mode is measured against chapter 2's model, not a weaker one (with
+//   W_o s_t alone the generate mode trails chapter 2's model by far at this course's budgets);
 // - Z has a generate term for every id of V, <pad> and <bos> included, and a copy term per source
 //   position, where the paper sums over the set of source words: a word held twice has two slots;
 // - the paper's UNK term (generate <unk> for a target word in neither V nor the source) is the <unk>
@@ -106,7 +110,7 @@ class CopyNetSeq2Seq : public BidirectionalEncoderSeq2Seq, public CopyingModel {
   // src_embed, tgt_embed, encoder, init: bidirectional_encoder.hpp
   nn::Attention attention;  // the attentive read: additive score, query s_{t-1}, keys h_j
   nn::LSTMCell decoder;     // [e(y_{t-1}); zeta_t; c_t] -> s_t
-  nn::Linear generate;      // W_o, b_o: s_t -> psi_g [V]
+  nn::Linear generate;      // W_o, b_o: [s_t; c_t; e(y_{t-1})] -> psi_g [V]
   std::unique_ptr<nn::Linear> copy_key;  // W_c: h_j -> [Hd], no bias (only with copy)
 
  private:

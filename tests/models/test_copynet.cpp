@@ -4,6 +4,7 @@
 #include "../helpers.hpp"
 #include "../reference.hpp"
 
+#include "models/bahdanau.hpp"
 #include "models/copynet.hpp"
 #include "models/registry.hpp"
 #include "nn/loss.hpp"
@@ -320,4 +321,20 @@ TEST_CASE("extended_batch: each target in its own source's extended ids, <unk> f
   CHECK_THROWS_WITH_SUBSTR(ext.source.encode({"xkb"}, tgt_vocab, 3), attn::ValueError, "row 3 is outside the batch of 3");
   CHECK_THROWS_WITH_SUBSTR(models::extended_batch(batch, {examples[0]}, tgt_vocab), attn::ValueError,
                            "the batch holds example 2 of 1");
+}
+
+TEST_CASE("CopyNetSeq2Seq with copy = false is chapter 2's model: the same draws, the same distribution") {
+  models::CopyNetConfig c = tiny(false, true);
+  models::BahdanauConfig b;
+  b.src_vocab = c.src_vocab, b.tgt_vocab = c.tgt_vocab, b.embed_dim = c.embed_dim, b.encoder_dim = c.encoder_dim;
+  b.decoder_dim = c.decoder_dim, b.attention_dim = c.attention_dim;
+  attn::manual_seed(21);
+  models::CopyNetSeq2Seq generate_only(c);
+  attn::manual_seed(21);
+  models::BahdanauSeq2Seq bahdanau(b);
+  const Index src = {{4, 5, 4, 6, 7}, {8, 5, 8, 0, 0}};
+  const Index tgt_in = {{1, 4, 3, 5}, {1, 3, 6, 0}};
+  const Tensor log_p = generate_only.forward(src, {5, 3}, tgt_in);
+  CHECK(test::allclose(log_p, attn::log_softmax(bahdanau.forward(src, {5, 3}, tgt_in), -1), 1e-14));
+  CHECK(test::allclose(generate_only.last_attention().at("attention"), bahdanau.last_attention().at("attention").detach(), 1e-15));
 }

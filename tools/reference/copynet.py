@@ -14,7 +14,8 @@ Sequence-to-Sequence Learning"), models/copynet.hpp, written here from PyTorch's
   decoder     s_t, cell = LSTMCell([tgt_embed(y_prev'); zeta_t; c_t], (s_{t-1}, cell))
               ([tgt_embed(y_prev'); c_t] without the selective read), y_prev' = y_prev with every id
               >= V replaced by <unk> = 3
-  scores      psi_g = generate(s_t) [V]; psi_c(j) = tanh(copy_key(h_j)) . s_t for each valid j
+  scores      psi_g = generate([s_t; c_t; e(y_prev)]) [V] (chapter 2's output layer, not the paper's W_o s_t);
+              psi_c(j) = tanh(copy_key(h_j)) . s_t for each valid j
   one softmax Z = sum_v exp(psi_g(v)) + sum_j exp(psi_c(j)); p_g = exp(psi_g) / Z, p_c(j) = exp(psi_c(j)) / Z
   output      p(y) = p_g(y) [y < V] + sum_{valid j : copy_ids[j] == y} p_c(j) over the extended
               vocabulary, log(p(y) + FLT_MIN), FLT_MIN = 2**-126
@@ -93,7 +94,7 @@ class CopyNet(torch.nn.Module):
         self.attention = Attention()
         dec_in = E + 2 * HE + (2 * HE if selective_read else 0)
         self.decoder = torch.nn.LSTMCell(dec_in, HD)
-        self.generate = torch.nn.Linear(HD, V)
+        self.generate = torch.nn.Linear(HD + 2 * HE + E, V)  # chapter 2's output layer: [s_t; c_t; e(y_prev)]
         if copy:
             self.copy_key = torch.nn.Linear(2 * HE, HD, bias=False)
 
@@ -142,7 +143,7 @@ class CopyNet(torch.nn.Module):
                     inp = torch.cat([emb, c_t])
                 s_new, cell_new = self.decoder(inp[None], (s[None], cell[None]))
                 s, cell = s_new[0], cell_new[0]
-                psi_g = self.generate(s)
+                psi_g = self.generate(torch.cat([s, c_t, emb]))
                 if not self.copy:
                     outputs.append(torch.log_softmax(psi_g, 0))
                     continue
