@@ -16,6 +16,10 @@ and this tool keeps the text between the markers equal to the published value:
     /usr/bin/python3 tools/quotes.py --write FILE...   only these notebooks and pages
     /usr/bin/python3 tools/quotes.py --check     exit 1 naming each quote that differs from its
                                                  output or names no published value (a meson test)
+    /usr/bin/python3 tools/quotes.py --moved OLD [--by 0.15]
+                                                 list the published values that moved by more than
+                                                 15% since OLD (a git revision or another copy of the
+                                                 course), each with the prose places quoting it
     /usr/bin/python3 tools/quotes.py --numerals [--list]
                                                  count the quotes and the numerals left in prose,
                                                  per chapter (--list prints each one in context)
@@ -202,6 +206,99 @@ class Course:
         return problems, counts
 
 
+# --- the values that moved since another revision ----------------------------------------
+
+SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻", "0123456789-")
+NUMBER = re.compile(r"[-−]?\d[\d,]*(?:\.\d+)?(?:\s*×\s*10([⁻⁰¹²³⁴⁵⁶⁷⁸⁹]+))?")
+
+
+def quoted_number(text):
+    """The first number in a published text: '4 × 10⁻¹⁶' -> 4e-16, '1,234' -> 1234, '5.6%' -> 5.6;
+    None when the text holds no number."""
+    m = NUMBER.search(text)
+    if not m:
+        return None
+    mantissa = m.group(0).split("×")[0].strip().replace(",", "").replace("−", "-")
+    value = float(mantissa)
+    if m.group(1):
+        value *= 10.0 ** int(m.group(1).translate(SUPERSCRIPT))
+    return value
+
+
+def old_notebooks(old, root):
+    """key -> the notebook as OLD had it; OLD is a directory holding a copy of the course,
+    or a git revision of the repository at root."""
+    import subprocess
+    found = {}
+    if os.path.isdir(old):
+        for p in notebook_paths(old):
+            found[notebook_key(p, old)] = read_json(p)
+        return found
+    r = subprocess.run(["git", "-C", root, "ls-tree", "-r", "--name-only", old, "--", "notebooks"],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        raise Problem("--moved %s: neither a directory nor a git revision of %s (%s)"
+                      % (old, root, r.stderr.strip()))
+    for path in r.stdout.split():
+        if not re.match(r"notebooks/(solutions/)?\d[^/]*\.ipynb$", path):
+            continue
+        show = subprocess.run(["git", "-C", root, "show", "%s:%s" % (old, path)], capture_output=True, text=True)
+        found[notebook_key(os.path.join(root, path), root)] = json.loads(show.stdout)
+    return found
+
+
+def quote_places(course):
+    """(key, name) -> the prose places that quote it, as 'file:line' or 'file cell N:line'."""
+    places = {}
+
+    def scan(text, home, where):
+        code = [(c.start(), c.end()) for pat in (FENCE, CODE) for c in pat.finditer(text)]
+        for m in MARKER.finditer(text):
+            n = NAME.match(m.group(1))
+            if not n or any(a <= m.start() < b for a, b in code):
+                continue
+            key = n.group(1) or home
+            line = 1 + text.count("\n", 0, m.start())
+            places.setdefault((key, n.group(2)), []).append("%s:%d" % (where, line))
+
+    for key, (path, nb) in sorted(course.notebooks.items()):
+        for i, cell in enumerate(nb["cells"]):
+            if cell["cell_type"] == "markdown":
+                scan(cell_text(cell["source"]), key, "%s cell %d" % (rel(path, course.root), i))
+    for page in page_paths(course.root):
+        with open(page, encoding="utf-8") as f:
+            scan(f.read(), course.chapter_notebook(page), rel(page, course.root))
+    return places
+
+
+def moved_report(course, old, by):
+    """Prints every published value that moved by more than the fraction `by` (or, for text, changed)
+    between OLD and this course, with the places that quote it: the sentences to re-read."""
+    before = old_notebooks(old, course.root)
+    places = quote_places(course)
+    moved = 0
+    for key in sorted(set(before) & set(course.values)):
+        was = published(key, before[key])
+        for name, (text, cell) in sorted(course.values[key].items()):
+            if name not in was:
+                continue
+            a, b = quoted_number(was[name][0]), quoted_number(text)
+            if a is None or b is None:
+                changed = was[name][0] != text
+            else:
+                changed = abs(b - a) > by * abs(a) if a != 0 else b != 0
+            if not changed:
+                continue
+            moved += 1
+            where = places.get((key, name), [])
+            print("%s %s: %s -> %s  (%s)" % (key, name, was[name][0], text,
+                                           "quoted in %d place%s" % (len(where), "" if len(where) == 1 else "s")
+                                           if where else "quoted nowhere"))
+            for w in where:
+                print("    " + w)
+    print("%d published values moved by more than %g%% since %s" % (moved, 100 * by, old))
+
+
 def write_atomically(path, text):
     fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".quotes-")
     try:
@@ -304,6 +401,10 @@ def main():
     mode.add_argument("--write", action="store_true", help="fill every quote from the committed outputs")
     mode.add_argument("--check", action="store_true", help="exit 1 when a quote differs from its output")
     mode.add_argument("--numerals", action="store_true", help="count quotes and the numerals left, per chapter")
+    mode.add_argument("--moved", metavar="OLD", help="list the values that moved since OLD (a git revision "
+                      "or a directory holding another copy of the course), with the places quoting them")
+    ap.add_argument("--by", type=float, default=0.15, help="with --moved: the relative change that counts "
+                    "(default 0.15)")
     ap.add_argument("--list", action="store_true", help="with --numerals: print each numeral left in context")
     ap.add_argument("--root", default=ROOT, help="the repository to read (default: this checkout)")
     ap.add_argument("files", nargs="*", help="with --write or --check: only these notebooks and pages")
@@ -311,6 +412,16 @@ def main():
     course = Course(os.path.abspath(args.root))
     if args.numerals:
         numerals_report(course, args.list)
+        return 0
+    if args.moved:
+        if not args.by > 0:
+            print("--by %g: the relative change must be above 0" % args.by)
+            return 2
+        try:
+            moved_report(course, args.moved, args.by)
+        except Problem as e:
+            print(e)
+            return 2
         return 0
     only = {os.path.abspath(f) for f in args.files} or None
     problems, counts = course.run(write=args.write, only=only)

@@ -1,6 +1,8 @@
 #!/usr/bin/python3
 """tools/quotes.py --check can fail: on a copy of the course, a changed published value,
 a deleted one and a quote typed over by hand are each caught, and --write mends the text.
+--moved lists a value that moved past the threshold with the places quoting it, and not one
+that moved less.
 Standard library and nbformat only (the kernel's packages bring it)."""
 import json
 import os
@@ -100,5 +102,41 @@ if found:
             f.write(text[:at] + "9" + text[at:])  # a number typed over the quote by hand
         code, out = check(tmp)
         expect(code == 1 and name in out, "a quote edited by hand fails --check\n" + out[-600:])
+
+# --moved: the published numbers are read as written, superscript powers of ten included.
+expect(quotes.quoted_number("4 × 10⁻¹⁶") == 4e-16, "'4 × 10⁻¹⁶' reads as 4e-16")
+expect(quotes.quoted_number("1,234") == 1234 and quotes.quoted_number("5.6%") == 5.6,
+       "'1,234' reads as 1234 and '5.6%' as 5.6")
+expect(quotes.quoted_number("dot") is None, "a text without a number reads as none")
+if found:
+    path, cell, name = found
+    relpath = os.path.relpath(path, ROOT)
+    key = quotes.notebook_key(path, ROOT)
+    with tempfile.TemporaryDirectory() as old, tempfile.TemporaryDirectory() as new:
+        copy_course(old)
+        copy_course(new)
+
+        def set_text(text):
+            return lambda outs, i, q: q.update(text=text)
+        # The same value is 100 in the old copy; in the new one 101 (1%, under the threshold), then 130.
+        edit_output(os.path.join(old, relpath), cell, name, set_text("100"))
+        edit_output(os.path.join(new, relpath), cell, name, set_text("101"))
+
+        def moved(*extra):
+            r = subprocess.run([sys.executable, TOOL, "--moved", old, "--root", new, *extra],
+                               capture_output=True, text=True)
+            return r.returncode, r.stdout + r.stderr
+        code, out = moved()
+        expect(code == 0 and "%s %s:" % (key, name) not in out,
+               "--moved leaves out a value that moved by 1%%\n%s" % out[-600:])
+        code, out = moved("--by", "0.005")
+        expect(code == 0 and "%s %s: 100 -> 101" % (key, name) in out,
+               "--moved --by 0.005 lists a value that moved by 1%%\n%s" % out[-600:])
+        edit_output(os.path.join(new, relpath), cell, name, set_text("130"))
+        code, out = moved()
+        expect(code == 0 and "%s %s: 100 -> 130" % (key, name) in out and " cell " in out,
+               "--moved lists a value that moved by 30%%, with the cell quoting it\n%s" % out[-600:])
+        code, out = moved("--by", "0")
+        expect(code == 2 and "--by" in out, "--moved refuses --by 0\n" + out[-600:])
 
 sys.exit(1 if failures else 0)
