@@ -7,6 +7,7 @@
 #include "multi_source.hpp"
 #include "run_config.hpp"
 #include "speech.hpp"
+#include "../data/lexicon.hpp"
 #include "../models/conv_attention.hpp"
 #include "output.hpp"
 #include "parse.hpp"
@@ -173,6 +174,20 @@ TrainResult train_run(nlohmann::json config, const std::string& out, TrainMode m
                   mode == TrainMode::Resume ? where : "the model's settings (--model, --set)");
   // the copy head copies a source token as its target id: it needs both vocabularies
   if (auto* conv = dynamic_cast<models::ConvAttentionSeq2Seq*>(model.get())) conv->set_copy_map(task.src_vocab, task.tgt_vocab);
+  // the lexicon bias reads a word-translation table: IBM model 1 over the training pairs (a resumed
+  // run reads the one its checkpoint holds)
+  auto* bahdanau = dynamic_cast<models::BahdanauSeq2Seq*>(model.get());
+  if (bahdanau && bahdanau->config.lexicon_bias && mode != TrainMode::Resume) {
+    std::vector<std::vector<std::int64_t>> src_ids, tgt_ids;
+    for (const data::Example& e : task.split.train) {
+      src_ids.push_back(task.src_vocab.encode(e.src));
+      tgt_ids.push_back(task.tgt_vocab.encode(e.tgt));
+    }
+    data::IBMModel1Options ibm;
+    bahdanau->set_lexicon(data::ibm_model1(src_ids, tgt_ids, task.src_vocab.size(), task.tgt_vocab.size(), ibm));
+    std::cout << "lexicon: IBM model 1, " << ibm.iterations << " iterations over the " << src_ids.size()
+              << " training pairs" << std::endl;
+  }
   if (s.dtype == "float32") model->to(Dtype::Float32);
   check_storable(config, task);
 

@@ -49,6 +49,27 @@ BahdanauSeq2Seq::BahdanauSeq2Seq(const BahdanauConfig& cfg)
     register_parameter("markov_weight", markov_weight);
     nn::init::uniform_(markov_weight, -1.0 / std::sqrt(3.0), 1.0 / std::sqrt(3.0));  // as nn::Linear(3, A): fan_in = 3
   }
+  if (cfg.lexicon_bias) {
+    if (!(cfg.lexicon_epsilon > 0) || !std::isfinite(cfg.lexicon_epsilon))
+      throw ValueError("BahdanauSeq2Seq: lexicon_epsilon must be positive and finite, got " + std::to_string(cfg.lexicon_epsilon));
+    // Uniform until set_lexicon(): the same bias on every word, so the softmax is unchanged. No draw.
+    lexicon = full({cfg.src_vocab, cfg.tgt_vocab}, 1.0 / double(cfg.tgt_vocab));
+    register_buffer("lexicon", lexicon);
+  }
+}
+
+void BahdanauSeq2Seq::set_lexicon(const xt::xarray<double>& table) {
+  if (!config.lexicon_bias)
+    throw ValueError("BahdanauSeq2Seq::set_lexicon: the model was built without lexicon_bias");
+  const Shape want{config.src_vocab, config.tgt_vocab};
+  if (Shape(table.shape().begin(), table.shape().end()) != want)
+    throw ShapeError("BahdanauSeq2Seq::set_lexicon: expected a table [src_vocab, tgt_vocab] = " + shape_str(want) +
+                     ", got " + shape_str(Shape(table.shape().begin(), table.shape().end())));
+  for (double v : table)
+    if (!(v >= 0) || !std::isfinite(v))
+      throw ValueError("BahdanauSeq2Seq::set_lexicon: the table holds " + std::to_string(v) +
+                       "; probabilities must be finite and not negative");
+  lexicon = Tensor(table).to(lexicon.dtype());  // the registered buffer, in the model's dtype
 }
 
 std::string BahdanauSeq2Seq::extra_repr() const {
@@ -57,7 +78,7 @@ std::string BahdanauSeq2Seq::extra_repr() const {
          ", decoder_dim=" + std::to_string(config.decoder_dim) +
          ", attention_dim=" + std::to_string(config.attention_dim) + (config.coverage ? ", coverage=true" : "") +
          (config.coverage_embedding ? ", coverage_embedding=" + std::to_string(config.coverage_embedding) : "") +
-         (config.markov ? ", markov=true" : "");
+         (config.markov ? ", markov=true" : "") + (config.lexicon_bias ? ", lexicon_bias=true" : "");
 }
 
 DecoderState BahdanauSeq2Seq::start(const Index& src, const std::vector<std::size_t>& src_lengths) {
@@ -74,6 +95,12 @@ DecoderState BahdanauSeq2Seq::start(const Index& src, const std::vector<std::siz
   if (config.coverage_embedding) state.tensors["coverage_embedding"] = (*coverage_embed)(src);      // kappa_0j = E_kappa[x_j]: [B, S, K]
   if (config.coverage_embedding || config.markov)
     state.tensors["previous_attention"] = zeros({src.shape()[0], src.shape()[1]}, dtype);            // none yet: [B, S]
+  if (config.lexicon_bias) {
+    const long B = long(src.shape()[0]), S = long(src.shape()[1]);
+    Index flat = src;
+    flat.reshape({std::size_t(B * S)});                                                               // [B, S] -> [B * S]
+    state.tensors["lexicon_rows"] = reshape(index_select(lexicon, 0, flat), {B, S, long(config.tgt_vocab)});  // p_lex(. | x_j): [B, S, V]
+  }
   return state;
 }
 
@@ -129,13 +156,23 @@ Tensor BahdanauSeq2Seq::forward(const Index& src, const std::vector<std::size_t>
                                    [this](DecoderState& st, const Tensor& y_prev, std::size_t) {
                                      return decode(st, y_prev);  // [s_t; c_t; y_{t-1}]
                                    });
-  return out(features);  // [B, T, V]
+  Tensor logits = out(features);  // [B, T, V]
+  // lex_t = sum_j a_tj p_lex(. | x_j):  [B, T, S] x [B, S, V] -> [B, T, V]
+  if (config.lexicon_bias)
+    logits = logits + log(matmul(last_attention_, state.tensors.at("lexicon_rows")) + config.lexicon_epsilon);
+  return logits;
 }
 
 Tensor BahdanauSeq2Seq::step(DecoderState& state, const Index& prefix) {
   Index last = last_tokens("BahdanauSeq2Seq::step", prefix, state.tensors.at("h").size(0));  // [B, 1]
   Tensor y_prev = select(tgt_embed(last), 1, 0);                                            // [B, E]
-  return out(decode(state, y_prev));                                                        // [B, V]
+  Tensor logits = out(decode(state, y_prev));                                               // [B, V]
+  if (config.lexicon_bias) {
+    // lex_t = sum_j a_tj p_lex(. | x_j):  [B, 1, S] x [B, S, V] -> [B, 1, V] -> [B, V]
+    Tensor lex = select(matmul(unsqueeze(state.attention.at("attention"), 1), state.tensors.at("lexicon_rows")), 1, 0);
+    logits = logits + log(lex + config.lexicon_epsilon);
+  }
+  return logits;
 }
 
 }  // namespace attn::models

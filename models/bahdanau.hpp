@@ -34,6 +34,16 @@
 //   psi_j(a_{t-1}) = [a_{t-1,j-1}; a_{t-1,j}; a_{t-1,j+1}]   (0 past either end, and before the first step)
 //   W_3: [A, 3], "markov_weight"; state "previous_attention" a_{t-1} [B, S] (as above)
 //
+// With config.lexicon_bias (Arthur, Neubig & Nakamura 2016, "Incorporating discrete translation
+// lexicons into neural machine translation", their bias method), a word-translation table
+// p_lex(e | f) [src_vocab, tgt_vocab] (e.g. data::ibm_model1) read through the attention biases
+// the output layer towards the translations of the source words attended:
+//   lexicon   lex_t(e) = sum_j a_tj p_lex(e | x_j)                         [B, V]
+//   output    p(y_t | y_<t, x) = softmax(W_out [s_t; c_t; y_{t-1}] + b_out + log(lex_t + eps))
+// The table is the buffer "lexicon" (saved in checkpoints, not trained), set by set_lexicon();
+// until then it is uniform, which shifts every logit alike and changes nothing. eps is
+// config.lexicon_epsilon (the paper: 0.001). State "lexicon_rows" p_lex(. | x_j) [B, S, V].
+//
 // last_attention()["attention"] stays in the autograd graph, so a loss on the weights
 // (supervised attention, agreement: nn/attention/alignment_loss.hpp) trains the model.
 // So it also keeps that forward's graph alive until the next forward; call forward under
@@ -67,6 +77,8 @@ struct BahdanauConfig {
   bool coverage = false;           // Tu et al.'s coverage vector in the score (adds V [A])
   std::size_t coverage_embedding = 0;  // Mi et al.'s coverage embeddings of this size K (0: none)
   bool markov = false;             // Cohn et al.'s Markov condition: a_{t-1} around j in the score
+  bool lexicon_bias = false;       // Arthur et al.'s lexicon bias: log(sum_j a_tj p_lex(. | x_j) + eps) on the logits
+  double lexicon_epsilon = 0.001;  // eps of the lexicon bias (> 0: a word the table never gives stays possible)
 };
 
 class BahdanauSeq2Seq : public BidirectionalEncoderSeq2Seq {
@@ -79,6 +91,7 @@ class BahdanauSeq2Seq : public BidirectionalEncoderSeq2Seq {
   // with config.coverage_embedding "coverage_embedding" [B, S, K] (after step t: kappa_{t-1},
   // spent by y_t at step t+1), with it or config.markov "previous_attention" a_t [B, S]
   // (zeros at the start).
+  // With config.lexicon_bias "lexicon_rows" p_lex(. | x_j) [B, S, V].
   // step() sets state.attention["attention"] [B, S].
   DecoderState start(const Index& src, const std::vector<std::size_t>& src_lengths) override;
   Tensor step(DecoderState& state, const Index& prefix) override;
@@ -95,6 +108,12 @@ class BahdanauSeq2Seq : public BidirectionalEncoderSeq2Seq {
   std::unique_ptr<nn::Linear> coverage_key;       // U: K -> A, into the score
   std::unique_ptr<nn::Linear> coverage_update;    // W_y: E -> K, what writing a word spends
   Tensor markov_weight;                           // W_3 [A, 3], only with config.markov
+  Tensor lexicon;                                 // p_lex(e | f) [src_vocab, tgt_vocab], a buffer, only with config.lexicon_bias
+
+  // The word-translation table of the lexicon bias, rows p_lex(. | f) [src_vocab, tgt_vocab] (each row a
+  // distribution, or zeros). ValueError without config.lexicon_bias; ShapeError for another shape;
+  // ValueError for a negative or non-finite entry.
+  void set_lexicon(const xt::xarray<double>& table);
 
  private:
   // One decoder step from the embedded y_{t-1} [B, E]: updates state, sets its

@@ -74,6 +74,8 @@ json bahdanau_fields(const json& in, BahdanauConfig& c) {
   f.read("coverage", c.coverage);
   f.read("coverage_embedding", c.coverage_embedding);
   f.read("markov", c.markov);
+  f.read("lexicon_bias", c.lexicon_bias);
+  f.read("lexicon_epsilon", c.lexicon_epsilon);
   f.check_unknown();
   json out = {{"model", "bahdanau"},         {"embed_dim", c.embed_dim},         {"encoder_dim", c.encoder_dim},
               {"decoder_dim", c.decoder_dim}, {"attention_dim", c.attention_dim}};
@@ -81,6 +83,7 @@ json bahdanau_fields(const json& in, BahdanauConfig& c) {
   if (c.coverage) out["coverage"] = true;
   if (c.coverage_embedding) out["coverage_embedding"] = c.coverage_embedding;
   if (c.markov) out["markov"] = true;
+  if (c.lexicon_bias) out["lexicon_bias"] = true, out["lexicon_epsilon"] = c.lexicon_epsilon;
   return out;
 }
 

@@ -233,6 +233,20 @@ class Issue21(CliTest):
         self.fails("train", *TINY, "--set", "markov=1", "--out", self.path("y"), message="'markov' has the wrong type")
         self.fails("train", *TINY, "--set", "coverage_embedding=-2", "--out", self.path("z"), message="'coverage_embedding'")
 
+    def test_bahdanau_with_a_lexicon_bias(self):
+        run = self.path("lexicon")
+        out = self.ok("train", *TINY, "--set", "lexicon_bias=true", "--steps", "6", "--out", run)
+        self.assertIn("lexicon: IBM model 1, 5 iterations over the", out)
+        model = self.config(run)["model"]
+        self.assertIs(model["lexicon_bias"], True)
+        # The table is saved with the weights, as a buffer.
+        arrays = npz_arrays(os.path.join(common.unit(run), "model.npz"))
+        self.assertIn("lexicon.npy", arrays)
+        self.assertNotIn("lexicon_bias", self.config(self.run_dir)["model"])  # off by default: older configs unchanged
+        self.assertIn("1 2 3  ->  ", self.ok("translate", "--checkpoint", run, "--beam", "2", "1 2 3"))
+        self.fails("train", *TINY, "--set", "lexicon_epsilon=0", "--set", "lexicon_bias=true", "--out", self.path("x"),
+                   message="lexicon_epsilon must be positive")
+
     def test_warmup_is_recorded_and_resumed(self):
         args = [*TINY, "--set", "coverage=true", "--warmup", "6", "--lr", "0.01"]
         Train.assert_resume_matches(self, args, "warmup")  # bit for bit: the schedule resumes at its step

@@ -434,3 +434,88 @@ TEST_CASE("BahdanauSeq2Seq's options in the registry's config") {
   config["markov"] = "yes";
   CHECK_THROWS_WITH_SUBSTR(attn::models::make_model(config, 5, 5), attn::ValueError, "'markov' has the wrong type");
 }
+
+// ---- the lexicon bias (Arthur, Neubig & Nakamura 2016) ----
+
+namespace {
+
+BahdanauConfig lexicon_config() {
+  BahdanauConfig c = tiny_config();
+  c.lexicon_bias = true;
+  return c;
+}
+
+// A table of distributions over the 5 target ids, drawn from seed.
+xt::xarray<double> random_table(std::uint64_t seed) {
+  attn::Generator gen(seed);
+  xt::xarray<double> t = attn::rand({5, 5}, attn::Dtype::Float64, gen).to_array();
+  for (std::size_t f = 0; f < 5; ++f) xt::view(t, f, xt::all()) /= xt::sum(xt::view(t, f, xt::all()))();
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("BahdanauSeq2Seq with the lexicon bias: log(sum_j a_tj p_lex(. | x_j) + eps) added to the logits, by hand") {
+  test::TinyBatch batch;
+  attn::manual_seed(30);
+  BahdanauSeq2Seq plain(tiny_config());
+  attn::manual_seed(30);
+  BahdanauSeq2Seq model(lexicon_config());
+  // No parameter and no draw of its own: the same weights as the plain model; the table is a buffer.
+  CHECK(test::parameter_names(model) == test::parameter_names(plain));
+  REQUIRE(model.named_buffers().size() == 1);
+  CHECK(model.named_buffers()[0].first == "lexicon");
+  // Until a table is set it is uniform: every logit moves alike, the distribution not at all.
+  Tensor p0 = attn::log_softmax(plain.forward(batch.src, batch.src_lengths, batch.tgt_in), -1);
+  CHECK(test::allclose(attn::log_softmax(model.forward(batch.src, batch.src_lengths, batch.tgt_in), -1), p0, 1e-12));
+  const xt::xarray<double> table = random_table(31);
+  model.set_lexicon(table);
+  const xt::xarray<double> logits = model.forward(batch.src, batch.src_lengths, batch.tgt_in).to_array();   // [B, T, V]
+  const xt::xarray<double> base = plain.forward(batch.src, batch.src_lengths, batch.tgt_in).to_array();
+  const xt::xarray<double> a = model.last_attention().at("attention").to_array();                        // [B, T, S]
+  double worst = 0;
+  for (std::size_t b = 0; b < 2; ++b)
+    for (std::size_t t = 0; t < 3; ++t)
+      for (std::size_t e = 0; e < 5; ++e) {
+        double lex = 0;
+        for (std::size_t j = 0; j < batch.src_lengths[b]; ++j) lex += a(b, t, j) * table(std::size_t(batch.src(b, j)), e);
+        worst = std::max(worst, std::abs(logits(b, t, e) - (base(b, t, e) + std::log(lex + 0.001))));
+      }
+  CHECK(worst < 1e-12);
+  // step() gives forward()'s logits, and the gradient reaches every parameter through the bias too.
+  CHECK(test::max_step_forward_difference(model, batch) < 1e-10);
+  const attn::Index targets = {3, 4, 2, 4, 2, 2};  // tgt_out of both rows, flattened: [B * T]
+  auto loss = [&](const std::vector<Tensor>&) {
+    return attn::nn::cross_entropy(attn::reshape(model.forward(batch.src, batch.src_lengths, batch.tgt_in), {6, 5}), targets);
+  };
+  const attn::GradcheckReport report = attn::gradcheck(loss, model.parameters());
+  INFO(report.str());
+  CHECK(report.ok);
+  // float32: the table follows the model's dtype.
+  model.to(attn::Dtype::Float32);
+  model.set_lexicon(table);
+  CHECK(model.lexicon.dtype() == attn::Dtype::Float32);
+  CHECK(test::allclose(model.forward(batch.src, batch.src_lengths, batch.tgt_in).to(attn::Dtype::Float64),
+                       attn::tensor(logits), 1e-5));
+}
+
+TEST_CASE("BahdanauSeq2Seq with the lexicon bias: bad tables, and the registry's fields") {
+  BahdanauSeq2Seq plain(tiny_config());
+  CHECK_THROWS_WITH_SUBSTR(plain.set_lexicon(random_table(1)), attn::ValueError, "built without lexicon_bias");
+  BahdanauSeq2Seq model(lexicon_config());
+  CHECK_THROWS_WITH_SUBSTR(model.set_lexicon(xt::ones<double>({5, 4})), attn::ShapeError,
+                           "expected a table [src_vocab, tgt_vocab] = [5, 5], got [5, 4]");
+  xt::xarray<double> bad = random_table(2);
+  bad(1, 1) = -0.5;
+  CHECK_THROWS_WITH_SUBSTR(model.set_lexicon(bad), attn::ValueError, "must be finite and not negative");
+  BahdanauConfig c = lexicon_config();
+  c.lexicon_epsilon = 0;
+  CHECK_THROWS_WITH_SUBSTR(BahdanauSeq2Seq{c}, attn::ValueError, "lexicon_epsilon must be positive");
+  using nlohmann::json;
+  CHECK_FALSE(attn::models::default_model_config("bahdanau").contains("lexicon_bias"));  // older configs unchanged
+  json config = {{"model", "bahdanau"}, {"embed_dim", 3}, {"encoder_dim", 3}, {"decoder_dim", 4},
+                 {"attention_dim", 3}, {"lexicon_bias", true}, {"lexicon_epsilon", 0.01}};
+  auto made = attn::models::make_model(config, 5, 5);
+  CHECK(dynamic_cast<BahdanauSeq2Seq&>(*made).config.lexicon_bias);
+  CHECK(dynamic_cast<BahdanauSeq2Seq&>(*made).config.lexicon_epsilon == 0.01);
+}
