@@ -77,6 +77,8 @@
 #include "models/bahdanau.hpp"
 #include "models/bidirectional_encoder.hpp"
 #include "models/conv_attention.hpp"
+#include "models/copynet.hpp"
+#include "models/extended_source.hpp"
 #include "models/document_baselines.hpp"
 #include "models/document_classifier.hpp"
 #include "models/grid_captioner.hpp"

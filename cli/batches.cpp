@@ -28,7 +28,7 @@
 
 #include "../io/checkpoint.hpp"
 #include "../io/npz.hpp"
-#include "../models/conv_attention.hpp"
+#include "../models/extended_source.hpp"
 
 #include <filesystem>
 #include <iostream>
@@ -161,8 +161,8 @@ void add_batches_command(CLI::App& app) {
     if (write_weights) {
       manual_seed(s.seed);
       model = build_model(config.at("model"), task.src_vocab.size(), task.tgt_vocab.size(), where);
-      if (auto* conv = dynamic_cast<models::ConvAttentionSeq2Seq*>(model.get()))
-        conv->set_copy_map(task.src_vocab, task.tgt_vocab);
+      if (auto* copying = dynamic_cast<models::CopyingModel*>(model.get()))
+        copying->set_copy_map(task.src_vocab, task.tgt_vocab);
       if (s.dtype == "float32") model->to(Dtype::Float32);
     }
 

@@ -49,8 +49,8 @@ void add_demo_command(CLI::App& app) {
     std::vector<std::string> written;
     for (std::size_t i = 0; i < hyps.size(); ++i) {
       std::vector<std::string> rows;
-      for (std::int64_t id : hyps[i].tokens) rows.push_back(run.tgt_vocab.token(id));
-      const std::string output = detokenize(run.config.at("task"), run.tgt_vocab.decode(hyps[i].tokens));
+      for (std::int64_t id : hyps[i].tokens) rows.push_back(run.output_vocab.token(id));
+      const std::string output = detokenize(run.config.at("task"), run.output_vocab.decode(hyps[i].tokens));
       const xt::xarray<double> a = attention_of(hyps[i], "attention", inputs[i].size());
       std::cout << dates[i] << "  ->  " << output << "\n" << viz::terminal_heatmap(a, rows, inputs[i]) << "\n";
       viz::HeatmapOptions options;

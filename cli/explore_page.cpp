@@ -133,7 +133,7 @@ std::string explorer_page(Run& run, const std::string& text, const models::Decod
   // The same weights in eval mode, teacher-forced with the output: every layer and head at once.
   const std::map<std::string, Tensor> all = teacher_forced_attention(run, input, h);
   std::vector<std::string> outputs;
-  for (std::int64_t id : h.tokens) outputs.push_back(run.tgt_vocab.token(id));
+  for (std::int64_t id : h.tokens) outputs.push_back(run.output_vocab.token(id));
   const std::vector<std::string> queries = decoder_inputs(outputs);
 
   viz::Explorer e;
@@ -155,11 +155,11 @@ std::string explorer_page(Run& run, const std::string& text, const models::Decod
   viz::DecodingView view;
   view.attention = main;
   const data::Tokens& first = sources.front().second;  // multi-source: the steps weigh the first source
-  viz::Explorer steps = viz::explore_decoding(h, first, run.tgt_vocab, view);
+  viz::Explorer steps = viz::explore_decoding(h, first, run.output_vocab, view);
   if (run.model_name() == "monotonic") soft_path(steps, all.at("attention"), merge);  // before merge_steps
   spell_beam(steps, h, [&run, merge](const std::vector<std::int64_t>& ids) {
     data::Tokens tokens;
-    for (std::int64_t id : ids) tokens.push_back(run.tgt_vocab.token(id));
+    for (std::int64_t id : ids) tokens.push_back(run.output_vocab.token(id));
     return detokenize(run.config.at("task"), merge ? data::Bpe::decode(tokens) : tokens);
   });
   if (merge) {

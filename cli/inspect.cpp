@@ -41,6 +41,23 @@ std::vector<models::Hypothesis> translate(Run& run, const std::vector<data::Toke
   }
   data::Batch batch = data::make_batch(examples, run.src_vocab, run.tgt_vocab);
   options.max_len = decode_limit(run.config.at("model"), batch.src.shape()[1]);
+  run.output_vocab = run.tgt_vocab;
+  run.extended = {};
+  auto* copying = dynamic_cast<models::CopyingModel*>(run.model.get());
+  if (copying && copying->copies()) {
+    // A copying model writes over the sentences' extended vocabulary: a source word the target
+    // vocabulary lacks comes out as itself, at the id output_vocab gives it.
+    run.extended = models::extend_source(sentences, run.tgt_vocab);
+    for (const std::string& w : run.extended.extra) run.output_vocab.add(w);
+    models::DecoderState state;
+    {
+      no_grad guard;
+      models::detail::EvalScope eval(*run.model);
+      state = copying->start_extended(batch.src, batch.src_lengths, run.extended);
+    }
+    return options.beam_size > 1 ? models::beam_search(*run.model, std::move(state), options)
+                                 : models::greedy_decode(*run.model, std::move(state), options);
+  }
   return options.beam_size > 1 ? models::beam_search(*run.model, batch.src, batch.src_lengths, options)
                   : models::greedy_decode(*run.model, batch.src, batch.src_lengths, options);
 }
@@ -62,7 +79,7 @@ std::string format_probability(double p) {
 
 std::vector<std::string> output_labels(const Run& run, const models::Hypothesis& h) {
   std::vector<std::string> labels;
-  for (std::int64_t id : h.tokens) labels.push_back(run.tgt_vocab.token(id));
+  for (std::int64_t id : h.tokens) labels.push_back(run.output_vocab.token(id));
   return labels;
 }
 
@@ -94,6 +111,14 @@ std::map<std::string, Tensor> teacher_forced_attention(Run& run, const data::Tok
   for (std::size_t t = 1; t < h.tokens.size(); ++t) tgt_in(0, t) = h.tokens[t - 1];
   no_grad guard;
   run.model->eval();
+  auto* copying = dynamic_cast<models::CopyingModel*>(run.model.get());
+  if (copying && copying->copies()) {  // the output's words back to this sentence's extended ids
+    const models::ExtendedSource ext = models::extend_source({input}, run.tgt_vocab);
+    for (std::size_t t = 1; t < h.tokens.size(); ++t)
+      tgt_in(0, t) = ext.encode({run.output_vocab.token(h.tokens[t - 1])}, run.tgt_vocab, 0).front();
+    copying->forward_extended(batch.src, batch.src_lengths, tgt_in, ext);
+    return run.model->last_attention();
+  }
   run.model->forward(batch.src, batch.src_lengths, tgt_in);
   return run.model->last_attention();
 }
@@ -112,7 +137,7 @@ std::vector<std::pair<std::string, data::Tokens>> attended_sources(const Run& ru
 
 // The words of an output, as a user reads them.
 std::string output_text(const Run& run, const models::Hypothesis& h) {
-  return detokenize(run.config.at("task"), words_of(run.tgt_vocab.decode(h.tokens), run.codes()));
+  return detokenize(run.config.at("task"), words_of(run.output_vocab.decode(h.tokens), run.codes()));
 }
 
 namespace {
@@ -133,6 +158,14 @@ std::vector<models::Prediction> beam_predictions(Run& run, const std::vector<dat
     const std::vector<std::size_t> indices(order.begin() + static_cast<long>(first),
                                            order.begin() + static_cast<long>(std::min(first + batch_size, order.size())));
     const data::Batch batch = data::make_batch(examples, indices, run.src_vocab, run.tgt_vocab);
+    auto* copying = dynamic_cast<models::CopyingModel*>(run.model.get());
+    if (copying && copying->copies()) {  // as evaluate() decodes it: over the batch's extended vocabulary
+      const models::ExtendedBatch ext = models::extended_batch(batch, examples, run.tgt_vocab);
+      const std::vector<models::Ids> ids = models::hypothesis_tokens(
+          models::beam_search(*run.model, copying->start_extended(batch.src, batch.src_lengths, ext.source), options));
+      for (std::size_t i = 0; i < indices.size(); ++i) out.push_back({indices[i], ext.source.decode(ids[i], run.tgt_vocab)});
+      continue;
+    }
     const std::vector<models::Ids> ids =
         models::hypothesis_tokens(models::beam_search(*run.model, batch.src, batch.src_lengths, options));
     for (std::size_t i = 0; i < indices.size(); ++i) out.push_back({indices[i], run.tgt_vocab.decode(ids[i])});

@@ -6,7 +6,7 @@
 #include "speech.hpp"
 #include "grid.hpp"
 #include "../io/json_file.hpp"
-#include "../models/conv_attention.hpp"
+#include "../models/extended_source.hpp"
 #include "parse.hpp"
 #include "run_config.hpp"
 
@@ -283,6 +283,7 @@ Run load_run_once(const std::string& dir) {
   try {
     run.src_vocab = data::Vocab::from_json(vocab.at("src").dump());
     run.tgt_vocab = data::Vocab::from_json(vocab.at("tgt").dump());
+    run.output_vocab = run.tgt_vocab;
   } catch (const std::exception& e) {
     throw IOError(unit.name("vocab.json") + ": not a vocabulary file (expected {\"src\": {\"tokens\": [...]}, \"tgt\": "
                   "...}): " + json_message(e));
@@ -336,8 +337,8 @@ Run load_run_once(const std::string& dir) {
           Fields(run.config.at("task"), where + ": task").count_or("sources", 1, 1, 16))
         throw IOError(where + ": model.sources and task.sources differ");
     }
-    // the copy head copies a source token as its target id: it needs both vocabularies
-    if (auto* conv = dynamic_cast<models::ConvAttentionSeq2Seq*>(run.model.get())) conv->set_copy_map(run.src_vocab, run.tgt_vocab);
+    // a copying model (conv-copy, copynet) copies a source token as its target id: it needs both vocabularies
+    if (auto* copying = dynamic_cast<models::CopyingModel*>(run.model.get())) copying->set_copy_map(run.src_vocab, run.tgt_vocab);
   }
   load_weights(run, unit);
   run.module().eval();

@@ -40,6 +40,11 @@ struct Run {
   nlohmann::json config;
   std::string config_file;  // where config was read, as messages name it: "DIR/checkpoint/config.json"
   data::Vocab src_vocab, tgt_vocab;
+  // The words the last translate() wrote its hypotheses in: tgt_vocab, and for a copying model the
+  // source words it lacks, at their extended ids (models/extended_source.hpp).
+  data::Vocab output_vocab;
+  // The extended source of the last translate() (copying models only; copy_ids empty otherwise).
+  models::ExtendedSource extended;
   bool has_bpe = false;  // trained on subwords of these codes (bpe.codes; config.json's task.bpe)
   data::Bpe bpe;
   const data::Bpe* codes() const { return has_bpe ? &bpe : nullptr; }

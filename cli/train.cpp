@@ -8,7 +8,7 @@
 #include "run_config.hpp"
 #include "speech.hpp"
 #include "../data/lexicon.hpp"
-#include "../models/conv_attention.hpp"
+#include "../models/extended_source.hpp"
 #include "output.hpp"
 #include "parse.hpp"
 #include "progress.hpp"
@@ -172,8 +172,8 @@ TrainResult train_run(nlohmann::json config, const std::string& out, TrainMode m
   std::unique_ptr<models::Seq2Seq> model =
       build_model(config.at("model"), task.src_vocab.size(), task.tgt_vocab.size(),
                   mode == TrainMode::Resume ? where : "the model's settings (--model, --set)");
-  // the copy head copies a source token as its target id: it needs both vocabularies
-  if (auto* conv = dynamic_cast<models::ConvAttentionSeq2Seq*>(model.get())) conv->set_copy_map(task.src_vocab, task.tgt_vocab);
+  // a copying model (conv-copy, copynet) copies a source token as its target id: it needs both vocabularies
+  if (auto* copying = dynamic_cast<models::CopyingModel*>(model.get())) copying->set_copy_map(task.src_vocab, task.tgt_vocab);
   // the lexicon bias reads a word-translation table: IBM model 1 over the training pairs (a resumed
   // run reads the one its checkpoint holds)
   auto* bahdanau = dynamic_cast<models::BahdanauSeq2Seq*>(model.get());
@@ -182,6 +182,8 @@ TrainResult train_run(nlohmann::json config, const std::string& out, TrainMode m
     for (const data::Example& e : task.split.train) {
       src_ids.push_back(task.src_vocab.encode(e.src));
       tgt_ids.push_back(task.tgt_vocab.encode(e.tgt));
+      // the decoder writes <eos> too, and the bias applies at that step: learn where it comes from
+      tgt_ids.back().push_back(data::Vocab::eos_id);
     }
     data::IBMModel1Options ibm;
     bahdanau->set_lexicon(data::ibm_model1(src_ids, tgt_ids, task.src_vocab.size(), task.tgt_vocab.size(), ibm));
@@ -350,7 +352,7 @@ void add_train_command(CLI::App& app) {
   auto o = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand("train", "Train a chapter's model on a task; checkpoints go to --out");
   cmd->add_option("--model", o->model,
-                  "seq2seq, bahdanau, luong, luong-local, transformer, monotonic, conv, conv-copy, multi-source (a FILE.tsv "
+                  "seq2seq, bahdanau, luong, luong-local, transformer, monotonic, conv, conv-copy, copynet, multi-source (a FILE.tsv "
                   "of 'english ||| german<TAB>french' lines); grid (with --task "
                   "grid); las (with --task speech); han, flat-attention, bag-of-words (with a FILE.jsonl of documents)")
       ->capture_default_str();

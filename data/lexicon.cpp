@@ -34,6 +34,13 @@ xt::xarray<double> ibm_model1(const std::vector<std::vector<std::int64_t>>& src,
     throw ValueError("ibm_model1: " + std::to_string(src.size()) + " source sentences but " +
                      std::to_string(tgt.size()) + " target sentences");
   if (src_vocab == 0 || tgt_vocab == 0) throw ValueError("ibm_model1: the vocabularies must not be empty");
+  if (options.iterations == 0)
+    throw ValueError("ibm_model1: iterations must be at least 1 (0 would return the uniform start, not a table)");
+  // The table is dense: (src_vocab + 1) x tgt_vocab doubles for t and as many for the counts.
+  if (double(src_vocab + 1) * double(tgt_vocab) > double(kMaxLexiconEntries))
+    throw ValueError("ibm_model1: a table of " + std::to_string(src_vocab) + " x " + std::to_string(tgt_vocab) +
+                     " entries is more than this dense implementation holds (" + std::to_string(kMaxLexiconEntries) +
+                     "); lower the vocabularies (--min-freq)");
   check_side(src, src_vocab, "source");
   check_side(tgt, tgt_vocab, "target");
   // Row src_vocab is NULL. The start is uniform: the first E step then shares each target word
@@ -51,18 +58,19 @@ xt::xarray<double> ibm_model1(const std::vector<std::vector<std::int64_t>>& src,
       from.clear();
       if (options.null_word) from.push_back(null_id);
       for (std::int64_t f : src[p]) from.push_back(std::size_t(f));
-      for (std::int64_t e_id : tgt[p]) {
+      for (std::int64_t e_id : tgt[p]) {  // every token: a word written twice is counted twice
         const std::size_t e = std::size_t(e_id);
         double total = 0;
         for (std::size_t f : from) total += t(f, e);
+        if (!(total > 0)) continue;  // no source word can give e (only when every t(e | f) here fell to 0)
         for (std::size_t f : from) count(f, e) += t(f, e) / total;  // the share of e_i that f_j is credited with
       }
     }
     for (std::size_t f = 0; f <= src_vocab; ++f) {
-      if (!seen[f]) continue;
+      if (!seen[f]) continue;  // NULL's row too, without null_word: it stays uniform and unused
       auto row = xt::view(count, f, xt::all());
       const double total = xt::sum(row)();
-      xt::view(t, f, xt::all()) = row / total;
+      if (total > 0) xt::view(t, f, xt::all()) = row / total;
     }
   }
   // Never-seen rows stay uniform; seen rows that no target word ever met cannot exist (total > 0).

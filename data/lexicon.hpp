@@ -20,6 +20,10 @@
 
 namespace attn::data {
 
+// The largest table ibm_model1 builds, (src_vocab + 1) * tgt_vocab entries: 2^26 doubles are 512 MB,
+// and EM holds two such tables.
+constexpr std::size_t kMaxLexiconEntries = std::size_t(1) << 26;
+
 struct IBMModel1Options {
   std::size_t iterations = 5;  // EM iterations (the likelihood rises with each)
   bool null_word = true;       // a target word may come from no source word
@@ -27,8 +31,12 @@ struct IBMModel1Options {
 
 // t(e | f) as a [src_vocab, tgt_vocab] table: row f sums to 1 for every source id that occurs; a row
 // of an id that never occurs is uniform. Pairs that never occur in one sentence pair get 0. Ids are
-// used as they are (specials too, if the sentences hold them). ValueError if src and tgt differ in
-// length, a sentence is empty, or an id is outside its vocabulary.
+// used as they are (specials too, if the sentences hold them). Counts are per token: a target word
+// written twice in one sentence is credited twice (NLTK's IBMModel1 credits it once in total per
+// sentence; NLTK also always adds NULL and floors every t at 1e-12, so the two agree to 1e-12 only
+// where no target word repeats within a sentence). ValueError if src and tgt differ in length, a
+// sentence is empty, an id is outside its vocabulary, iterations is 0, or the table would hold more
+// than kMaxLexiconEntries entries. Without options.null_word, *null_row (below) is uniform.
 xt::xarray<double> ibm_model1(const std::vector<std::vector<std::int64_t>>& src,
                               const std::vector<std::vector<std::int64_t>>& tgt, std::size_t src_vocab,
                               std::size_t tgt_vocab, const IBMModel1Options& options = {});

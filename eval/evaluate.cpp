@@ -3,6 +3,7 @@
 #include "../core/ops.hpp"
 #include "../nn/loss.hpp"
 #include "../decode/decode.hpp"
+#include "../models/extended_source.hpp"
 
 #include <algorithm>
 #include <numeric>
@@ -41,14 +42,23 @@ Evaluation evaluate(Seq2Seq& model, const std::vector<data::Example>& examples, 
                                            order.begin() + static_cast<long>(std::min(first + options.batch_size, order.size())));
     const data::Batch batch = data::make_batch(examples, indices, src_vocab, tgt_vocab);
 
+    // A copying model reads and writes the batch's extended vocabulary: it can write a source word
+    // the target vocabulary lacks, and such a word in the reference is its copy's id, not <unk>.
+    auto* copying = dynamic_cast<CopyingModel*>(&model);
+    const bool extended = copying && copying->copies();
+    ExtendedBatch ext;
+    if (extended) ext = extended_batch(batch, examples, tgt_vocab);
+    const Index& tgt_out = extended ? ext.tgt_out : batch.tgt_out;
+
     // Teacher forcing: loss, next-token accuracy, attention against the gold alignment.
-    Tensor logits = model.forward(batch.src, batch.src_lengths, batch.tgt_in);  // [B, T, V]
-    loss_sum += nn::cross_entropy(logits, batch.tgt_out, data::Vocab::pad_id, 0.0, nn::Reduction::Sum).item();
+    Tensor logits = extended ? copying->forward_extended(batch.src, batch.src_lengths, ext.tgt_in, ext.source)  // [B, T, V + n]
+                             : model.forward(batch.src, batch.src_lengths, batch.tgt_in);                      // [B, T, V]
+    loss_sum += nn::cross_entropy(logits, tgt_out, data::Vocab::pad_id, 0.0, nn::Reduction::Sum).item();
     const Index next = argmax(logits, -1);  // [B, T]
     for (std::size_t i = 0; i < next.size(); ++i) {
-      if (batch.tgt_out.flat(i) == data::Vocab::pad_id) continue;
+      if (tgt_out.flat(i) == data::Vocab::pad_id) continue;
       ++tokens;
-      correct += next.flat(i) == batch.tgt_out.flat(i) ? 1 : 0;
+      correct += next.flat(i) == tgt_out.flat(i) ? 1 : 0;
     }
     const auto attention = model.last_attention();
     const std::string name = model.main_attention();
@@ -58,8 +68,10 @@ Evaluation evaluate(Seq2Seq& model, const std::vector<data::Example>& examples, 
     // Greedy decoding against the gold sentences.
     DecodeOptions decode;
     decode.max_len = options.max_len ? options.max_len : 2 * batch.src.shape()[1] + 10;
-    const std::vector<Ids> predicted = hypothesis_tokens(greedy_decode(model, batch.src, batch.src_lengths, decode));
-    const std::vector<Ids> gold = sentences_of(batch.tgt_out);
+    const std::vector<Ids> predicted = hypothesis_tokens(
+        extended ? greedy_decode(model, copying->start_extended(batch.src, batch.src_lengths, ext.source), decode)
+                 : greedy_decode(model, batch.src, batch.src_lengths, decode));
+    const std::vector<Ids> gold = sentences_of(tgt_out);
     e.overall += compare(predicted, gold);
     for (const auto& [length, counts] : accuracy_by_length(predicted, gold, batch.src_lengths))
       e.by_length[length] += counts;
@@ -67,7 +79,7 @@ Evaluation evaluate(Seq2Seq& model, const std::vector<data::Example>& examples, 
     // the vocabulary (<unk> in the batch) can never be matched.
     for (std::size_t i = 0; i < indices.size(); ++i) {
       const data::Example& example = examples[indices[i]];
-      data::Tokens words = tgt_vocab.decode(predicted[i]);
+      data::Tokens words = extended ? ext.source.decode(predicted[i], tgt_vocab) : tgt_vocab.decode(predicted[i]);
       const BleuStats stats = bleu_stats({example.tgt}, words);
       e.bleu += stats;
       e.bleu_by_length[example.src.size()] += stats;

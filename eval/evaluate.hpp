@@ -45,7 +45,10 @@ struct Evaluation {
 };
 
 // Examples are batched in order of source length (no randomness), decoded under
-// no_grad in eval mode (the model's mode is restored).
+// no_grad in eval mode (the model's mode is restored). A copying model (models::CopyingModel
+// with copies(): conv-copy, copynet) is scored over each batch's extended vocabulary
+// (models/extended_source.hpp): it may write source words the target vocabulary lacks, and the
+// loss and accuracies count such a reference word as its source copy's id, not as <unk>.
 Evaluation evaluate(Seq2Seq& model, const std::vector<data::Example>& examples, const data::Vocab& src_vocab,
                     const data::Vocab& tgt_vocab, const EvaluateOptions& options = {});
 

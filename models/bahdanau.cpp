@@ -6,8 +6,12 @@
 
 #include "../nn/init.hpp"
 
+#include <xtensor/xmath.hpp>
+#include <xtensor/xview.hpp>
+
 #include <cmath>
 #include <memory>
+#include <sstream>
 #include <string>
 
 namespace attn::models {
@@ -17,6 +21,13 @@ namespace {
 EncoderSizes encoder_sizes(const BahdanauConfig& c) {
   if (c.attention_dim == 0) throw ValueError("BahdanauSeq2Seq: every size in the config must be positive");
   return {c.src_vocab, c.tgt_vocab, c.embed_dim, c.encoder_dim, c.decoder_dim};
+}
+
+// As PyTorch prints a float setting: 0.001, not std::to_string's 0.001000.
+std::string epsilon_str(double eps) {
+  std::ostringstream os;
+  os << eps;
+  return os.str();
 }
 
 }  // namespace
@@ -69,6 +80,13 @@ void BahdanauSeq2Seq::set_lexicon(const xt::xarray<double>& table) {
     if (!(v >= 0) || !std::isfinite(v))
       throw ValueError("BahdanauSeq2Seq::set_lexicon: the table holds " + std::to_string(v) +
                        "; probabilities must be finite and not negative");
+  // A row is p_lex(. | f): one summing past 1 is not a distribution (a table passed transposed, or counts).
+  for (std::size_t f = 0; f < config.src_vocab; ++f) {
+    const double sum = xt::sum(xt::view(table, f, xt::all()))();
+    if (sum > 1.0 + 1e-6)
+      throw ValueError("BahdanauSeq2Seq::set_lexicon: row " + std::to_string(f) + " sums to " + std::to_string(sum) +
+                       "; each row p_lex(. | f) must sum to 1 (or less)");
+  }
   lexicon = Tensor(table).to(lexicon.dtype());  // the registered buffer, in the model's dtype
 }
 
@@ -78,7 +96,8 @@ std::string BahdanauSeq2Seq::extra_repr() const {
          ", decoder_dim=" + std::to_string(config.decoder_dim) +
          ", attention_dim=" + std::to_string(config.attention_dim) + (config.coverage ? ", coverage=true" : "") +
          (config.coverage_embedding ? ", coverage_embedding=" + std::to_string(config.coverage_embedding) : "") +
-         (config.markov ? ", markov=true" : "") + (config.lexicon_bias ? ", lexicon_bias=true" : "");
+         (config.markov ? ", markov=true" : "") +
+         (config.lexicon_bias ? ", lexicon_bias=true, lexicon_epsilon=" + epsilon_str(config.lexicon_epsilon) : "");
 }
 
 DecoderState BahdanauSeq2Seq::start(const Index& src, const std::vector<std::size_t>& src_lengths) {

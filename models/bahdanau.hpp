@@ -43,6 +43,13 @@
 // The table is the buffer "lexicon" (saved in checkpoints, not trained), set by set_lexicon();
 // until then it is uniform, which shifts every logit alike and changes nothing. eps is
 // config.lexicon_epsilon (the paper: 0.001). State "lexicon_rows" p_lex(. | x_j) [B, S, V].
+// Where this differs from the paper: only the bias method (not their linear interpolation); the
+// table from IBM model 1 (data::ibm_model1; the paper also tries GIZA++ and a hand-made lexicon);
+// <unk> is a word like any other in the table, and a source word never seen in training keeps a
+// uniform row; the bias is added to the logits once, as the paper's equation writes it (the
+// authors' toolkit, lamtram, has further variants not followed here).
+// Cost: the rows are gathered per sentence, B * S * V numbers beside the model (and the table,
+// src_vocab * tgt_vocab, in every checkpoint). Without set_lexicon() the option changes nothing.
 //
 // last_attention()["attention"] stays in the autograd graph, so a loss on the weights
 // (supervised attention, agreement: nn/attention/alignment_loss.hpp) trains the model.
@@ -112,7 +119,7 @@ class BahdanauSeq2Seq : public BidirectionalEncoderSeq2Seq {
 
   // The word-translation table of the lexicon bias, rows p_lex(. | f) [src_vocab, tgt_vocab] (each row a
   // distribution, or zeros). ValueError without config.lexicon_bias; ShapeError for another shape;
-  // ValueError for a negative or non-finite entry.
+  // ValueError for a negative or non-finite entry, or a row summing past 1 (naming the row).
   void set_lexicon(const xt::xarray<double>& table);
 
  private:

@@ -16,60 +16,7 @@ const ConvAttentionConfig& checked(const ConvAttentionConfig& c) {
   return c;
 }
 
-// Ids the target embedding has: extended ids (>= V) are read as <unk>.
-Index clamp_to_vocab(const Index& ids, std::size_t V) {
-  Index out = ids;
-  for (auto& id : out)
-    if (id < 0 || std::size_t(id) >= V) id = data::Vocab::unk_id;
-  return out;
-}
-
 }  // namespace
-
-std::vector<std::int64_t> ExtendedSource::encode(const data::Tokens& tokens, const data::Vocab& tgt_vocab) const {
-  std::vector<std::int64_t> ids;
-  for (const std::string& t : tokens) {
-    if (tgt_vocab.contains(t)) {
-      ids.push_back(tgt_vocab.id(t));
-      continue;
-    }
-    const auto it = std::find(extra.begin(), extra.end(), t);
-    ids.push_back(it == extra.end() ? data::Vocab::unk_id : std::int64_t(tgt_vocab.size() + (it - extra.begin())));
-  }
-  return ids;
-}
-
-data::Tokens ExtendedSource::decode(const std::vector<std::int64_t>& ids, const data::Vocab& tgt_vocab) const {
-  data::Tokens tokens;
-  for (std::int64_t id : ids) {
-    if (id == data::Vocab::eos_id) break;
-    if (id >= std::int64_t(tgt_vocab.size()) && std::size_t(id) < extended_vocab)
-      tokens.push_back(extra[std::size_t(id) - tgt_vocab.size()]);
-    else if (!data::Vocab::is_special(id))
-      tokens.push_back(tgt_vocab.token(id));
-  }
-  return tokens;
-}
-
-ExtendedSource extend_source(const std::vector<data::Tokens>& sources, const data::Vocab& tgt_vocab) {
-  ExtendedSource e;
-  std::size_t S = 0;
-  for (const auto& s : sources) S = std::max(S, s.size());
-  e.copy_ids = xt::zeros<std::int64_t>({sources.size(), S});  // <pad> = 0
-  for (std::size_t b = 0; b < sources.size(); ++b)
-    for (std::size_t j = 0; j < sources[b].size(); ++j) {
-      const std::string& t = sources[b][j];
-      if (tgt_vocab.contains(t)) {
-        e.copy_ids(b, j) = tgt_vocab.id(t);
-        continue;
-      }
-      auto it = std::find(e.extra.begin(), e.extra.end(), t);
-      if (it == e.extra.end()) it = e.extra.insert(e.extra.end(), t);
-      e.copy_ids(b, j) = std::int64_t(tgt_vocab.size() + (it - e.extra.begin()));
-    }
-  e.extended_vocab = tgt_vocab.size() + e.extra.size();
-  return e;
-}
 
 ConvAttentionSeq2Seq::ConvAttentionSeq2Seq(const ConvAttentionConfig& cfg)
     : Seq2Seq("ConvAttentionSeq2Seq"),
@@ -86,16 +33,12 @@ ConvAttentionSeq2Seq::ConvAttentionSeq2Seq(const ConvAttentionConfig& cfg)
   register_module("decoder", decoder);
   register_module("attention", attention);
   register_module("out", out);
-  copy_map_ = xt::arange<std::int64_t>(std::int64_t(cfg.src_vocab));
-  if (cfg.src_vocab != cfg.tgt_vocab) copy_map_ = clamp_to_vocab(copy_map_, cfg.tgt_vocab);
+  copy_map_ = copying::default_map(cfg.src_vocab, cfg.tgt_vocab);
 }
 
 void ConvAttentionSeq2Seq::set_copy_map(const data::Vocab& src_vocab, const data::Vocab& tgt_vocab) {
-  if (src_vocab.size() != config.src_vocab || tgt_vocab.size() != config.tgt_vocab)
-    throw ValueError("ConvAttentionSeq2Seq::set_copy_map: expected vocabularies of " +
-                     std::to_string(config.src_vocab) + " and " + std::to_string(config.tgt_vocab) + " tokens, got " +
-                     std::to_string(src_vocab.size()) + " and " + std::to_string(tgt_vocab.size()));
-  for (std::size_t i = 0; i < src_vocab.size(); ++i) copy_map_(i) = tgt_vocab.id(src_vocab.token(std::int64_t(i)));
+  copy_map_ = copying::map_from(src_vocab, tgt_vocab, config.src_vocab, config.tgt_vocab,
+                                "ConvAttentionSeq2Seq::set_copy_map");
 }
 
 std::string ConvAttentionSeq2Seq::extra_repr() const {
@@ -125,29 +68,18 @@ DecoderState ConvAttentionSeq2Seq::start_with(const Index& src, const std::vecto
 
 DecoderState ConvAttentionSeq2Seq::start(const Index& src, const std::vector<std::size_t>& src_lengths) {
   check_source("ConvAttentionSeq2Seq", src, src_lengths);
-  Index ids = xt::zeros<std::int64_t>(src.shape());  // source ids -> target ids, <pad> stays 0
-  for (std::size_t i = 0; i < src.size(); ++i) {
-    const std::int64_t s = src.flat(i);
-    if (s < 0 || std::size_t(s) >= config.src_vocab)
-      throw ValueError("ConvAttentionSeq2Seq: source id " + std::to_string(s) + " is outside the vocabulary of " +
-                       std::to_string(config.src_vocab));
-    ids.flat(i) = copy_map_(std::size_t(s));
-  }
-  return start_with(src, src_lengths, ids, config.tgt_vocab);
+  return start_with(src, src_lengths, copying::map_source(src, copy_map_, "ConvAttentionSeq2Seq"), config.tgt_vocab);
 }
 
 DecoderState ConvAttentionSeq2Seq::start_extended(const Index& src, const std::vector<std::size_t>& src_lengths,
                                                   const ExtendedSource& extended) {
   if (!config.copy) throw ValueError("ConvAttentionSeq2Seq: the extended vocabulary needs the copy head (copy = true)");
-  if (extended.copy_ids.shape() != src.shape())
-    throw ShapeError("ConvAttentionSeq2Seq: expected extended copy_ids of the source's shape " +
-                     shape_str(Shape(src.shape().begin(), src.shape().end())) + ", got " +
-                     shape_str(Shape(extended.copy_ids.shape().begin(), extended.copy_ids.shape().end())));
+  copying::check_extended(src, extended, "ConvAttentionSeq2Seq");
   return start_with(src, src_lengths, extended.copy_ids, extended.extended_vocab);
 }
 
 Tensor ConvAttentionSeq2Seq::decode(DecoderState& state, const Index& y_prev) {
-  const Tensor y = tgt_embed(clamp_to_vocab(y_prev, config.tgt_vocab));  // G y_{t-1}: [B, T, D]
+  const Tensor y = tgt_embed(copying::clamp_to_vocab(y_prev, config.tgt_vocab));  // G y_{t-1}: [B, T, D]
   const std::size_t T = y_prev.shape()[1];
   std::vector<Tensor> hs;
   Tensor h = state.tensors.at("h");

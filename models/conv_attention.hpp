@@ -22,6 +22,7 @@
 #include "../nn/linear.hpp"
 #include "../nn/rnn_cell.hpp"
 #include "../data/vocab.hpp"
+#include "extended_source.hpp"
 #include "seq2seq.hpp"
 
 namespace attn::models {
@@ -35,21 +36,8 @@ struct ConvAttentionConfig {
   bool copy = false;                         // the copy head (copy_attention)
 };
 
-// A batch's sources in the extended vocabulary: target ids for tokens the target
-// vocabulary has, tgt_vocab.size() + k for the k-th new one (in order of first
-// appearance), <pad> after each sentence's end.
-struct ExtendedSource {
-  Index copy_ids;                  // [B, S]
-  std::vector<std::string> extra;  // the source-only tokens: extra[k] has id V + k
-  std::size_t extended_vocab = 0;  // V + extra.size()
-  // Target tokens in the extended vocabulary (<unk> if neither has it).
-  std::vector<std::int64_t> encode(const data::Tokens& tokens, const data::Vocab& tgt_vocab) const;
-  // Back to tokens (specials dropped, stops at <eos>).
-  data::Tokens decode(const std::vector<std::int64_t>& ids, const data::Vocab& tgt_vocab) const;
-};
-ExtendedSource extend_source(const std::vector<data::Tokens>& sources, const data::Vocab& tgt_vocab);
 
-class ConvAttentionSeq2Seq : public Seq2Seq {
+class ConvAttentionSeq2Seq : public Seq2Seq, public CopyingModel {
  public:
   explicit ConvAttentionSeq2Seq(const ConvAttentionConfig& config);
 
@@ -64,13 +52,14 @@ class ConvAttentionSeq2Seq : public Seq2Seq {
   // Copy head only: log p(y) [B, T, extended_vocab] over the batch's extended vocabulary.
   // tgt_in may hold extended ids (>= V): they are read as <unk> by the decoder's input.
   Tensor forward_extended(const Index& src, const std::vector<std::size_t>& src_lengths, const Index& tgt_in,
-                          const ExtendedSource& extended);
+                          const ExtendedSource& extended) override;
   DecoderState start_extended(const Index& src, const std::vector<std::size_t>& src_lengths,
-                              const ExtendedSource& extended);
+                              const ExtendedSource& extended) override;
+  bool copies() const override { return config.copy; }
 
   // Source id -> target id for copying in forward()/step(), from the two vocabularies
   // (<unk> where the target lacks the token). Defaults to the same id when both sizes agree.
-  void set_copy_map(const data::Vocab& src_vocab, const data::Vocab& tgt_vocab);
+  void set_copy_map(const data::Vocab& src_vocab, const data::Vocab& tgt_vocab) override;
   const Index& copy_map() const { return copy_map_; }
 
   std::map<std::string, Tensor> last_attention() const override;  // "attention" (and "copy") -> [B, T, S]

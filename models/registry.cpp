@@ -2,6 +2,7 @@
 
 #include "bahdanau.hpp"
 #include "conv_attention.hpp"
+#include "copynet.hpp"
 #include "luong.hpp"
 #include "monotonic.hpp"
 #include "seq2seq_plain.hpp"
@@ -77,6 +78,9 @@ json bahdanau_fields(const json& in, BahdanauConfig& c) {
   f.read("lexicon_bias", c.lexicon_bias);
   f.read("lexicon_epsilon", c.lexicon_epsilon);
   f.check_unknown();
+  // An epsilon without the bias would be saved nowhere and do nothing: say so instead.
+  if (in.contains("lexicon_epsilon") && !c.lexicon_bias)
+    throw ValueError("model config of 'bahdanau': field 'lexicon_epsilon' needs lexicon_bias = true");
   json out = {{"model", "bahdanau"},         {"embed_dim", c.embed_dim},         {"encoder_dim", c.encoder_dim},
               {"decoder_dim", c.decoder_dim}, {"attention_dim", c.attention_dim}};
   // The options are written only when set: older configs stay as they were.
@@ -185,6 +189,22 @@ json conv_fields(const json& in, ConvAttentionConfig& c, const std::string& name
           {"kernel3", c.kernel3}};
 }
 
+json copynet_fields(const json& in, CopyNetConfig& c) {
+  Fields f(in, "copynet");
+  f.read("embed_dim", c.embed_dim);
+  f.read("encoder_dim", c.encoder_dim);
+  f.read("decoder_dim", c.decoder_dim);
+  f.read("attention_dim", c.attention_dim);
+  f.read("copy", c.copy);
+  f.read("selective_read", c.selective_read);
+  f.check_unknown();
+  if (in.contains("selective_read") && c.selective_read && !c.copy)
+    throw ValueError("model config of 'copynet': field 'selective_read' needs copy = true (it reads the copy scores)");
+  return {{"model", "copynet"},           {"embed_dim", c.embed_dim},         {"encoder_dim", c.encoder_dim},
+          {"decoder_dim", c.decoder_dim}, {"attention_dim", c.attention_dim}, {"copy", c.copy},
+          {"selective_read", c.copy && c.selective_read}};
+}
+
 std::string name_of(const json& config) {
   if (!config.is_object() || !config.contains("model") || !config.at("model").is_string())
     throw ValueError("model config: expected {\"model\": <name>, ...}, got " + config.dump());
@@ -202,7 +222,7 @@ std::string name_of(const json& config) {
 
 const std::vector<std::string>& model_names() {
   static const std::vector<std::string> names = {"seq2seq", "bahdanau",  "luong", "luong-local", "transformer",
-                                                   "monotonic", "conv", "conv-copy"};
+                                                   "monotonic", "conv", "conv-copy", "copynet"};
   return names;
 }
 
@@ -228,6 +248,10 @@ nlohmann::json default_model_config(const std::string& name) {
   if (name == "conv" || name == "conv-copy") {
     ConvAttentionConfig c;
     return conv_fields(config, c, name);
+  }
+  if (name == "copynet") {
+    CopyNetConfig c;
+    return copynet_fields(config, c);
   }
   LuongConfig c;
   if (name == "luong-local") c.attention = LuongAttention::LocalP;
@@ -265,6 +289,12 @@ std::unique_ptr<Seq2Seq> make_model(const nlohmann::json& config, std::size_t sr
     conv_fields(config, c, name);
     c.src_vocab = src_vocab, c.tgt_vocab = tgt_vocab;
     return std::make_unique<ConvAttentionSeq2Seq>(c);
+  }
+  if (name == "copynet") {
+    CopyNetConfig c;
+    copynet_fields(config, c);
+    c.src_vocab = src_vocab, c.tgt_vocab = tgt_vocab;
+    return std::make_unique<CopyNetSeq2Seq>(c);
   }
   LuongConfig c;
   if (name == "luong-local") c.attention = LuongAttention::LocalP;

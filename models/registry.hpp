@@ -7,7 +7,8 @@
 //
 // Names: "seq2seq" (chapter 1, no attention), "bahdanau" (2), "luong" (3, global),
 // "luong-local" (3, local-p by default), "transformer" (8), "monotonic" (11), "conv" and
-// "conv-copy" (12, convolutional attention without and with its copy head). Unknown names and
+// "conv-copy" (12, convolutional attention without and with its copy head), "copynet" (21, a generate
+// mode and a copy mode in one softmax; copy = false for the generate mode alone). Unknown names and
 // unknown or mistyped fields are a ValueError that names them.
 #pragma once
 

@@ -16,6 +16,12 @@ and this tool keeps the text between the markers equal to the published value:
     /usr/bin/python3 tools/quotes.py --write FILE...   only these notebooks and pages
     /usr/bin/python3 tools/quotes.py --check     exit 1 naming each quote that differs from its
                                                  output or names no published value (a meson test)
+    /usr/bin/python3 tools/quotes.py --moved OLD [--by 0.15]
+                                                 list the published values that moved by more than
+                                                 15% of their old value since OLD (a git revision or
+                                                 another copy of the course; a text that is not one
+                                                 number, when it changed), each with the prose places
+                                                 quoting it
     /usr/bin/python3 tools/quotes.py --numerals [--list]
                                                  count the quotes and the numerals left in prose,
                                                  per chapter (--list prints each one in context)
@@ -202,6 +208,150 @@ class Course:
         return problems, counts
 
 
+# --- the values that moved since another revision ----------------------------------------
+
+SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻", "0123456789-")
+# A published number as viz/quote.hpp's format() writes it: 0.71, -1.000, 1,256, 5.6%, 2.2 × 10⁻¹⁰.
+NUMBER = re.compile(r"([-−]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?)(?:\s*×\s*10(⁻?[⁰¹²³⁴⁵⁶⁷⁸⁹]+))?%?")
+
+
+def quoted_number(text):
+    """The number a published text is: '4 × 10⁻¹⁶' -> 4e-16, '1,234' -> 1234, '5.6%' -> 5.6;
+    None when the text is not one number ('above', 'layer 1, head 0', '0 and 2'), which
+    --moved then compares as text."""
+    m = NUMBER.fullmatch(text.strip())
+    if not m:
+        return None
+    number = m.group(1).replace(",", "").replace("−", "-")
+    if m.group(2):
+        number += "e" + m.group(2).translate(SUPERSCRIPT)
+    return float(number)
+
+
+def has_moved(was, now, by):
+    """Whether a published text went from `was` to `now` by more than the fraction `by` of the old
+    value; from 0, any change counts, and a text that is not a number counts when it changed."""
+    a, b = quoted_number(was), quoted_number(now)
+    if a is None or b is None:
+        return was != now
+    if a == 0:
+        return b != 0
+    return abs(b - a) > by * abs(a)
+
+
+def old_notebooks(old, root):
+    """key -> the notebook as OLD had it; OLD is a directory holding a copy of the course,
+    or a git revision of the repository at root."""
+    import subprocess
+
+    def git(*args):
+        try:
+            return subprocess.run(["git", "-C", root, *args], capture_output=True, text=True, encoding="utf-8")
+        except FileNotFoundError:  # no git: OLD can still be a directory
+            return subprocess.CompletedProcess(args, 127, "", "git is not installed")
+
+    # A name such as main may be both a branch and a directory (the checkout's own, seen from its parent).
+    commit = None
+    if not old.startswith("-"):
+        r = git("rev-parse", "--verify", "--quiet", old + "^{commit}")
+        commit = r.stdout.strip() if r.returncode == 0 else None
+    if os.path.isdir(old):
+        if commit:
+            raise Problem("--moved %s: both a directory (%s) and a git revision of %s; write ./%s for the "
+                          "directory, %s^{commit} for the revision" % (old, os.path.abspath(old), root, old, old))
+        if os.path.realpath(old) == os.path.realpath(root):
+            raise Problem("--moved %s: this is the course being read (--root %s), not another copy" % (old, root))
+        found = {notebook_key(p, old): read_json(p) for p in notebook_paths(old)}
+        if not found:
+            raise Problem("--moved %s: the directory holds no notebooks/NN_*.ipynb; give the top of the "
+                          "copy (the directory holding notebooks/ and docs/)" % old)
+        return found
+    if commit is None:
+        inside = git("rev-parse", "--git-dir").returncode
+        if inside != 0:
+            why = "git is not installed" if inside == 127 else "%s is not in a git repository" % root
+        elif not old.startswith("-") and git("rev-parse", "--verify", "--quiet", old).returncode == 0:
+            why = "it names a git object that is not a commit"
+        else:
+            why = "git knows no revision of that name"
+        raise Problem("--moved %s: neither a directory nor a git revision of %s (%s)" % (old, root, why))
+    # Paths relative to root ('./'), so that root may also be a folder inside a larger repository.
+    r = git("ls-tree", "-r", "-z", "--name-only", commit, "--", "notebooks")
+    found = {}
+    for path in r.stdout.split("\0"):
+        if not re.match(r"notebooks/(solutions/)?\d[^/]*\.ipynb$", path):
+            continue
+        show = git("cat-file", "blob", "%s:./%s" % (commit, path))
+        if show.returncode != 0:
+            raise Problem("--moved %s: cannot read %s (%s)" % (old, path, show.stderr.strip()))
+        found[notebook_key(os.path.join(root, path), root)] = json.loads(show.stdout)
+    if not found:
+        raise Problem("--moved %s: revision %s holds no notebooks/NN_*.ipynb" % (old, commit[:10]))
+    return found
+
+
+def quote_places(course):
+    """(key, name) -> the prose places that quote it, as 'file:line' or 'file cell N:line'."""
+    places = {}
+
+    def scan(text, home, where):
+        code = [(c.start(), c.end()) for pat in (FENCE, CODE) for c in pat.finditer(text)]
+        for m in MARKER.finditer(text):
+            n = NAME.match(m.group(1))
+            if not n or any(a <= m.start() < b for a, b in code):
+                continue
+            key = n.group(1) or home
+            line = 1 + text.count("\n", 0, m.start())
+            places.setdefault((key, n.group(2)), []).append("%s:%d" % (where, line))
+
+    for key, (path, nb) in sorted(course.notebooks.items()):
+        for i, cell in enumerate(nb["cells"]):
+            if cell["cell_type"] == "markdown":
+                scan(cell_text(cell["source"]), key, "%s cell %d" % (rel(path, course.root), i))
+    for page in page_paths(course.root):
+        with open(page, encoding="utf-8") as f:
+            scan(f.read(), course.chapter_notebook(page), rel(page, course.root))
+    return places
+
+
+def plural(n, word):
+    return "%d %s%s" % (n, word, "" if n == 1 else "s")
+
+
+def moved_report(course, old, by):
+    """Prints every published value that moved by more than the fraction `by` (or, for text, changed)
+    between OLD and this course, with the places that quote it: the sentences to re-read. Says which
+    notebooks and values it could not compare (only on one side)."""
+    before = old_notebooks(old, course.root)
+    places = quote_places(course)
+    moved = compared = only_now = only_old = 0
+    for key in sorted(set(before) & set(course.values)):
+        was = published("notebooks/%s.ipynb in %s" % (key, old), before[key])
+        only_old += len(set(was) - set(course.values[key]))
+        for name, (text, cell) in sorted(course.values[key].items()):
+            if name not in was:
+                only_now += 1
+                continue
+            compared += 1
+            if not has_moved(was[name][0], text, by):
+                continue
+            moved += 1
+            where = places.get((key, name), [])
+            print("%s %s: %s -> %s  (%s)" % (key, name, was[name][0], text,
+                                           "quoted in " + plural(len(where), "place") if where else "quoted nowhere"))
+            for w in where:
+                print("    " + w)
+    for side, keys in (("only here", set(course.values) - set(before)),
+                       ("only in " + old, set(before) - set(course.values))):
+        if keys:
+            print("not compared, notebooks %s: %s" % (side, ", ".join(sorted(keys))))
+    if only_now or only_old:
+        print("not compared, values of the same notebooks: %d published only here, %d only in %s"
+              % (only_now, only_old, old))
+    print("%s of %d moved by more than %g%% since %s"
+          % (plural(moved, "published value"), compared, 100 * by, old))
+
+
 def write_atomically(path, text):
     fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".quotes-")
     try:
@@ -304,13 +454,33 @@ def main():
     mode.add_argument("--write", action="store_true", help="fill every quote from the committed outputs")
     mode.add_argument("--check", action="store_true", help="exit 1 when a quote differs from its output")
     mode.add_argument("--numerals", action="store_true", help="count quotes and the numerals left, per chapter")
+    mode.add_argument("--moved", metavar="OLD", help="list the values that moved since OLD (a git revision "
+                      "or a directory holding another copy of the course), with the places quoting them")
+    ap.add_argument("--by", type=float, help="with --moved: the relative change that counts, a fraction of the "
+                    "old value (default 0.15)")
     ap.add_argument("--list", action="store_true", help="with --numerals: print each numeral left in context")
     ap.add_argument("--root", default=ROOT, help="the repository to read (default: this checkout)")
     ap.add_argument("files", nargs="*", help="with --write or --check: only these notebooks and pages")
     args = ap.parse_args()
+    if args.by is not None and args.moved is None:
+        ap.error("--by goes with --moved")
+    if args.moved is not None and args.files:
+        ap.error("--moved compares the whole course, not FILE...")
+    if args.moved is not None and args.by is None:
+        args.by = 0.15
+    if args.moved is not None and not args.by > 0:
+        ap.error("argument --by: %g is not a fraction above 0 (0.15 lists the values that moved by more "
+                 "than 15%%)" % args.by)
     course = Course(os.path.abspath(args.root))
     if args.numerals:
         numerals_report(course, args.list)
+        return 0
+    if args.moved is not None:
+        try:
+            moved_report(course, args.moved, args.by)
+        except Problem as e:
+            print(e, file=sys.stderr)
+            return 2
         return 0
     only = {os.path.abspath(f) for f in args.files} or None
     problems, counts = course.run(write=args.write, only=only)

@@ -2,6 +2,7 @@
 #include "trainer.hpp"
 
 #include "../core/ops.hpp"
+#include "../models/extended_source.hpp"
 #include "../nn/loss.hpp"
 
 #include <cmath>
@@ -25,6 +26,10 @@ Trainer::Trainer(Seq2Seq& model, std::vector<data::Example> train, data::Vocab s
     throw ValueError("Trainer: lr must be finite and > 0, got " + std::to_string(options_.lr));
   if (!(options_.label_smoothing >= 0 && options_.label_smoothing <= 1))
     throw ValueError("Trainer: label_smoothing must be in [0, 1], got " + std::to_string(options_.label_smoothing));
+  auto* copying = dynamic_cast<CopyingModel*>(&model_);
+  if (copying && copying->copies() && options_.label_smoothing > 0)  // it would spread mass over other rows' copy ids
+    throw ValueError("Trainer: label smoothing is not defined over a copying model's extended vocabulary "
+                     "(set label_smoothing to 0 for conv-copy and copynet)");
   optimizer_ = std::make_unique<nn::Adam>(model_.parameters(), options_.lr);
 }
 
@@ -54,8 +59,19 @@ const data::Batch& Trainer::next_batch() {
 double Trainer::train_step(const data::Batch& batch) {
   model_.train();
   optimizer_->zero_grad();
-  Tensor logits = model_.forward(batch.src, batch.src_lengths, batch.tgt_in);  // [B, T, V]
-  Tensor loss = nn::cross_entropy(logits, batch.tgt_out, data::Vocab::pad_id, options_.label_smoothing);
+  Tensor logits;
+  Index targets = batch.tgt_out;
+  auto* copying = dynamic_cast<CopyingModel*>(&model_);
+  if (copying && copying->copies()) {
+    // A copying model learns over the batch's extended vocabulary: a target word the vocabulary lacks
+    // but the source holds is its copy's id, counted in full instead of as <unk>.
+    const ExtendedBatch extended = extended_batch(batch, train_, tgt_vocab_);
+    logits = copying->forward_extended(batch.src, batch.src_lengths, extended.tgt_in, extended.source);  // log p [B, T, V + n]
+    targets = extended.tgt_out;
+  } else {
+    logits = model_.forward(batch.src, batch.src_lengths, batch.tgt_in);  // [B, T, V]
+  }
+  Tensor loss = nn::cross_entropy(logits, targets, data::Vocab::pad_id, options_.label_smoothing);
   if (extra_loss) {
     Tensor extra = extra_loss(batch);
     if (!extra.defined() || extra.dim() != 0)
@@ -71,7 +87,7 @@ double Trainer::train_step(const data::Batch& batch) {
 
   const double value = loss.item();
   loss_sum_ += value;
-  accuracy_sum_ += token_accuracy(logits, batch.tgt_out);
+  accuracy_sum_ += token_accuracy(logits, targets);
   ++loss_count_;
   return value;
 }

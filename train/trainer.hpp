@@ -14,7 +14,10 @@
 //
 // One step: take the next batch, logits = model.forward(src, src_lengths, tgt_in),
 // loss = cross_entropy(logits, tgt_out, ignore <pad>, label smoothing) (+ extra_loss), backward,
-// clip the joint gradient norm, optimizer step, schedule step.
+// clip the joint gradient norm, optimizer step, schedule step. A copying model (models::CopyingModel
+// with copies()) is trained over each batch's extended vocabulary instead: forward_extended() with
+// the targets of models::extended_batch(), so a target word the vocabulary lacks but the source holds
+// is learned as a copy of it, not as <unk>.
 //
 // Batches: each epoch shuffles the training set (the trainer's own generator,
 // seeded by options.seed) into batches of similar source length. A checkpoint
@@ -92,7 +95,7 @@ class Trainer {
 
   // Trains until options.steps, evaluating and checkpointing on the way.
   void train();
-  // One update on one batch; returns the loss.
+  // One update on one batch made from the training examples (a copying model reads their words); returns the loss.
   double train_step(const data::Batch& batch);
   // The model on the eval data (set_eval_data) now.
   Evaluation evaluate_now();

@@ -8,9 +8,11 @@ few steps: the whole file takes seconds. Every failure must be ONE line on
 standard error starting "attn: error:", with a non-zero exit status, never a
 crash, a stack trace or "terminate called".
 """
+import ast
 import json
 import os
 import shutil
+import struct
 import sys
 import tempfile
 import unittest
@@ -21,6 +23,17 @@ import common
 from common import TINY, attn, read_part, write_part
 
 SVG = "{http://www.w3.org/2000/svg}"
+
+
+def npy_matrix(data):
+    """A 2-D float32 or float64 .npy (bytes) as a list of rows: the format's version-1 header, then the numbers."""
+    assert data[:6] == b"\x93NUMPY", "not a .npy array"
+    header_len = struct.unpack("<H", data[8:10])[0]
+    header = ast.literal_eval(data[10:10 + header_len].decode("latin1"))
+    assert header["descr"] in ("<f4", "<f8") and not header["fortran_order"], header
+    rows, cols = header["shape"]
+    values = struct.unpack("<%d%s" % (rows * cols, "f" if header["descr"] == "<f4" else "d"), data[10 + header_len:])
+    return [list(values[r * cols:(r + 1) * cols]) for r in range(rows)]
 
 
 def npz_arrays(path):
@@ -144,11 +157,36 @@ class Train(CliTest):
                             ("luong", ["embed_dim=4", "hidden_dim=8", "attention_dim=8"]),
                             ("luong-local", ["embed_dim=4", "hidden_dim=8", "attention_dim=8", "window=2"]),
                             ("conv", ["embed_dim=4", "hidden_dim=8", "conv_channels=4"]),
-                            ("conv-copy", ["embed_dim=4", "hidden_dim=8", "conv_channels=4"])):
+                            ("conv-copy", ["embed_dim=4", "hidden_dim=8", "conv_channels=4"]),
+                            ("copynet", ["embed_dim=4", "encoder_dim=4", "decoder_dim=8", "attention_dim=4"])):
             args = [a for s in sets for a in ("--set", s)]
             out = self.ok("train", "--model", model, *args, "--task", "sort", "--max-length", "6", "--n-train", "100",
                           "--steps", "3", "--batch-size", "4", "--out", self.path("every_" + model))
             self.assertIn("training " + model, out)
+
+    def test_copynet_writes_words_its_vocabulary_lacks(self):
+        # "open NAME" -> "ouvrir NAME" with every name seen once: --min-freq 2 leaves them all out of
+        # both vocabularies, so only copying can write them (training, eval and translate all read the
+        # extended vocabulary).
+        tsv = self.path("names.tsv")
+        with open(tsv, "w") as f:
+            for i in range(400):
+                verb, french = ("open", "ouvrir") if i % 2 else ("close", "fermer")
+                f.write("%s n%d\t%s n%d\n" % (verb, i, french, i))
+        run = self.path("copynet")
+        out = self.ok("train", "--model", "copynet", "--set", "embed_dim=16", "--set", "encoder_dim=16",
+                      "--set", "decoder_dim=32", "--set", "attention_dim=16", "--task", tsv, "--min-freq", "2",
+                      "--steps", "300", "--lr", "0.01", "--batch-size", "16", "--out", run)
+        self.assertIn("training copynet", out)
+        self.assertIn("test sentences: exact match", self.ok("eval", "--checkpoint", run))
+        for beam in ("1", "2"):
+            out = self.ok("translate", "--checkpoint", run, "--beam", beam, "open zq7")
+            self.assertIn("open zq7  ->  ouvrir zq7", out)
+        self.ok("heatmap", "--checkpoint", run, "close zq7", "--out", self.path("copynet.svg"))
+        with open(self.path("copynet.svg")) as f:
+            self.assertIn("fermer", f.read())  # the output's rows
+        self.fails("train", "--model", "copynet", "--task", tsv, "--label-smoothing", "0.1", "--steps", "2",
+                   "--out", self.path("copynet_smoothed"), message="label smoothing is not defined over a copying model")
 
     def test_monotonic_trains_translates_evaluates_and_draws(self):
         run = self.path("monotonic")
@@ -242,10 +280,28 @@ class Issue21(CliTest):
         # The table is saved with the weights, as a buffer.
         arrays = npz_arrays(os.path.join(common.unit(run), "model.npz"))
         self.assertIn("lexicon.npy", arrays)
+        # IBM model 1 on reversal: each digit's row is a distribution that peaks on the same digit,
+        # and <eos>, which every target ends with, is learned as a word too.
+        with open(os.path.join(common.unit(run), "vocab.json")) as f:
+            vocab = json.load(f)
+        src, tgt = vocab["src"]["tokens"], vocab["tgt"]["tokens"]
+        table = npy_matrix(arrays["lexicon.npy"])
+        self.assertEqual((len(table), len(table[0])), (len(src), len(tgt)))
+        digits = [w for w in src if not w.startswith("<")]
+        self.assertGreater(len(digits), 3)
+        for word in digits:
+            row = table[src.index(word)]
+            self.assertAlmostEqual(sum(row), 1.0, places=5)  # saved in the run's float32
+            self.assertEqual(tgt[row.index(max(row))], word, f"the row of {word} peaks elsewhere")
+        self.assertGreater(min(table[src.index(w)][tgt.index("<eos>")] for w in digits), 0.0)
         self.assertNotIn("lexicon_bias", self.config(self.run_dir)["model"])  # off by default: older configs unchanged
         self.assertIn("1 2 3  ->  ", self.ok("translate", "--checkpoint", run, "--beam", "2", "1 2 3"))
         self.fails("train", *TINY, "--set", "lexicon_epsilon=0", "--set", "lexicon_bias=true", "--out", self.path("x"),
                    message="lexicon_epsilon must be positive")
+        self.fails("train", *TINY, "--set", "lexicon_epsilon=0.01", "--out", self.path("y"),
+                   message="'lexicon_epsilon' needs lexicon_bias = true")
+        # A resumed run reads its table from the checkpoint: the same weights as one run, bit for bit.
+        Train.assert_resume_matches(self, [*TINY, "--set", "lexicon_bias=true"], "lexicon")
 
     def test_warmup_is_recorded_and_resumed(self):
         args = [*TINY, "--set", "coverage=true", "--warmup", "6", "--lr", "0.01"]

@@ -86,9 +86,33 @@ TEST_CASE("ibm_model1: the likelihood never falls from one iteration to the next
   CHECK(t(2, 4) > 0.95);  // slower: 2 shares its pair with 1, which t(3 | 1) explains first
 }
 
+TEST_CASE("ibm_model1 counts every token: a word written twice is credited twice (by hand)") {
+  // Without NULL and with one source word, every target token is wholly a's: c(x, a) = 2, c(y, a) = 1.
+  // (Crediting a word once per sentence, as NLTK's IBMModel1 does with its NULL, would give 1/2 here.)
+  data::IBMModel1Options no_null;
+  no_null.iterations = 3;
+  no_null.null_word = false;
+  xt::xarray<double> null_row;
+  xt::xarray<double> t = data::ibm_model1({{1}, {1}}, {{2, 2}, {3}}, 2, 4, no_null, &null_row);
+  CHECK(t(1, 2) == doctest::Approx(2.0 / 3).epsilon(1e-14));
+  CHECK(t(1, 3) == doctest::Approx(1.0 / 3).epsilon(1e-14));
+  for (std::size_t e = 0; e < 4; ++e) CHECK(null_row(e) == doctest::Approx(0.25));  // no NULL: its row untouched
+  // With NULL, one iteration from the uniform start: each of 2, 2, 1 is split evenly between NULL and 1,
+  // so both rows get c(2) = 1, c(1) = 1/2: t(2 | .) = 2/3, t(1 | .) = 1/3.
+  t = data::ibm_model1({{1}}, {{2, 2, 1}}, 2, 3, {1}, &null_row);
+  CHECK(t(1, 2) == doctest::Approx(2.0 / 3).epsilon(1e-14));
+  CHECK(t(1, 1) == doctest::Approx(1.0 / 3).epsilon(1e-14));
+  CHECK(null_row(2) == doctest::Approx(2.0 / 3).epsilon(1e-14));
+  CHECK(null_row(0) == 0.0);
+}
+
 TEST_CASE("ibm_model1: bad input names what is wrong") {
   CHECK_THROWS_WITH_SUBSTR(data::ibm_model1({{1}}, {}, 3, 3), attn::ValueError, "1 source sentences but 0 target sentences");
   CHECK_THROWS_WITH_SUBSTR(data::ibm_model1({{1}, {}}, {{1}, {2}}, 3, 3), attn::ValueError, "source sentence 1 is empty");
   CHECK_THROWS_WITH_SUBSTR(data::ibm_model1({{1}}, {{3}}, 3, 3), attn::ValueError, "target sentence 0 holds id 3, outside the vocabulary 0..2");
   CHECK_THROWS_WITH_SUBSTR(data::ibm_model1({{1}}, {{1}}, 0, 3), attn::ValueError, "must not be empty");
+  CHECK_THROWS_WITH_SUBSTR(data::ibm_model1({{1}}, {{1}}, 3, 3, {0}), attn::ValueError, "iterations must be at least 1");
+  // Refused before any table is allocated: (8192 + 1) x 8192 > 2^26.
+  CHECK_THROWS_WITH_SUBSTR(data::ibm_model1({{1}}, {{1}}, 8192, 8192), attn::ValueError,
+                           "a table of 8192 x 8192 entries is more than");
 }

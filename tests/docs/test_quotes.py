@@ -1,7 +1,10 @@
 #!/usr/bin/python3
 """tools/quotes.py --check can fail: on a copy of the course, a changed published value,
 a deleted one and a quote typed over by hand are each caught, and --write mends the text.
+--moved lists a value that moved past the threshold with the places quoting it, and not one
+that moved less, from a directory or a git revision, and names what it could not compare.
 Standard library and nbformat only (the kernel's packages bring it)."""
+import glob
 import json
 import os
 import shutil
@@ -100,5 +103,82 @@ if found:
             f.write(text[:at] + "9" + text[at:])  # a number typed over the quote by hand
         code, out = check(tmp)
         expect(code == 1 and name in out, "a quote edited by hand fails --check\n" + out[-600:])
+
+# --moved: a published text is read as one number, as viz/quote.hpp writes it, or else as text.
+expect(quotes.quoted_number("4 × 10⁻¹⁶") == 4e-16 and quotes.quoted_number("2.2 × 10⁰") == 2.2,
+       "'4 × 10⁻¹⁶' reads as 4e-16 and '2.2 × 10⁰' as 2.2")
+expect(quotes.quoted_number("1,234") == 1234 and quotes.quoted_number("5.6%") == 5.6
+       and quotes.quoted_number("-1.000") == -1, "'1,234' reads as 1234, '5.6%' as 5.6 and '-1.000' as -1")
+expect([quotes.quoted_number(t) for t in ("dot", "layer 1, head 0", "0 and 2", "proc.5")] == [None] * 4,
+       "a word, or a text with a number inside, reads as no number")
+# Moved: by more than the fraction of the old value; from 0, any change; a text, when it changed.
+cases = [("100", "116", True), ("100", "114", False), ("-1.000", "-1.200", True), ("-1.000", "-1.100", False),
+         ("1,256", "1,300", False), ("0", "0.000", False), ("0", "2.2 × 10⁻¹⁶", True),
+         ("above", "below", True), ("layer 1, head 2", "layer 1, head 0", True), ("passes", "passes", False)]
+wrong = [(a, b) for a, b, want in cases if quotes.has_moved(a, b, 0.15) != want]
+expect(not wrong, "has_moved at 15%%: wrong for %s" % wrong)
+if found:
+    path, cell, name = found
+    relpath = os.path.relpath(path, ROOT)
+    key = quotes.notebook_key(path, ROOT)
+    with tempfile.TemporaryDirectory() as old, tempfile.TemporaryDirectory() as new:
+        copy_course(old)
+        copy_course(new)
+
+        def set_text(text):
+            return lambda outs, i, q: q.update(text=text)
+        # The same value is 100 in the old copy; in the new one 101 (1%, under the threshold), then 130.
+        edit_output(os.path.join(old, relpath), cell, name, set_text("100"))
+        edit_output(os.path.join(new, relpath), cell, name, set_text("101"))
+
+        def moved(old_arg, *extra):
+            r = subprocess.run([sys.executable, TOOL, "--moved", old_arg, "--root", new, *extra],
+                               capture_output=True, text=True)
+            return r.returncode, r.stdout + r.stderr
+        code, out = moved(old)
+        expect(code == 0 and "%s %s:" % (key, name) not in out,
+               "--moved leaves out a value that moved by 1%%\n%s" % out[-600:])
+        code, out = moved(old, "--by", "0.005")
+        expect(code == 0 and "%s %s: 100 -> 101" % (key, name) in out,
+               "--moved --by 0.005 lists a value that moved by 1%%\n%s" % out[-600:])
+        edit_output(os.path.join(new, relpath), cell, name, set_text("130"))
+        code, out = moved(old)
+        expect(code == 0 and "%s %s: 100 -> 130" % (key, name) in out and relpath + " cell " in out,
+               "--moved lists a value that moved by 30%%, with its notebook's cell quoting it\n%s" % out[-600:])
+        # A chapter page quoting the value by its bare name is listed too.
+        pages = []
+        for pg in glob.glob(os.path.join(ROOT, "docs", "chapters", key[:2] + "-*.md")) if "/" not in key else []:
+            with open(pg, encoding="utf-8") as f:
+                if "<!--q %s-->" % name in f.read():
+                    pages.append(os.path.relpath(pg, ROOT))
+        expect(all(pg + ":" in out for pg in pages),
+               "--moved lists the chapter pages quoting it, %s\n%s" % (pages, out[-600:]))
+        code, out = moved(old, "--by", "0")
+        expect(code == 2 and "--by" in out, "--moved refuses --by 0\n" + out[-600:])
+        # A notebook only on one side is named as not compared; a directory without notebooks is refused.
+        gone = sorted(quotes.notebook_paths(old))[-1]
+        os.remove(gone)
+        code, out = moved(old)
+        expect(code == 0 and "notebooks only here: " in out and quotes.notebook_key(gone, old) in out,
+               "--moved names a notebook that OLD lacks\n" + out[-600:])
+        code, out = moved(os.path.join(old, "notebooks"))
+        expect(code == 2 and "holds no notebooks" in out, "--moved refuses a directory without notebooks/\n" + out)
+        # A git revision: the copy committed with 100, then 130 in the work tree, read from another directory.
+        if shutil.which("git"):
+            def git(*args):
+                subprocess.run(["git", "-C", new, "-c", "user.name=t", "-c", "user.email=t@t",
+                                "-c", "commit.gpgsign=false", *args],
+                               capture_output=True, check=True)
+            edit_output(os.path.join(new, relpath), cell, name, set_text("100"))
+            git("init", "-q")
+            git("add", "-A")
+            git("commit", "-q", "-m", "old")
+            edit_output(os.path.join(new, relpath), cell, name, set_text("130"))
+            code, out = moved("HEAD")
+            expect(code == 0 and "%s %s: 100 -> 130" % (key, name) in out and "1 published value of " in out,
+                   "--moved HEAD lists the one value changed since the commit\n" + out[-600:])
+            code, out = moved("no-such-branch")
+            expect(code == 2 and "neither a directory nor a git revision" in out,
+                   "--moved refuses a name that is neither a directory nor a revision\n" + out)
 
 sys.exit(1 if failures else 0)

@@ -508,6 +508,10 @@ TEST_CASE("BahdanauSeq2Seq with the lexicon bias: bad tables, and the registry's
   xt::xarray<double> bad = random_table(2);
   bad(1, 1) = -0.5;
   CHECK_THROWS_WITH_SUBSTR(model.set_lexicon(bad), attn::ValueError, "must be finite and not negative");
+  xt::xarray<double> counts = random_table(3);
+  xt::view(counts, 3, xt::all()) *= 2.0;  // row 3 sums to 2: counts, not probabilities
+  CHECK_THROWS_WITH_SUBSTR(model.set_lexicon(counts), attn::ValueError, "row 3 sums to 2");
+  CHECK(model.extra_repr().find("lexicon_bias=true, lexicon_epsilon=0.001") != std::string::npos);
   BahdanauConfig c = lexicon_config();
   c.lexicon_epsilon = 0;
   CHECK_THROWS_WITH_SUBSTR(BahdanauSeq2Seq{c}, attn::ValueError, "lexicon_epsilon must be positive");
@@ -518,4 +522,7 @@ TEST_CASE("BahdanauSeq2Seq with the lexicon bias: bad tables, and the registry's
   auto made = attn::models::make_model(config, 5, 5);
   CHECK(dynamic_cast<BahdanauSeq2Seq&>(*made).config.lexicon_bias);
   CHECK(dynamic_cast<BahdanauSeq2Seq&>(*made).config.lexicon_epsilon == 0.01);
+  config.erase("lexicon_bias");  // an epsilon alone would do nothing
+  CHECK_THROWS_WITH_SUBSTR(attn::models::make_model(config, 5, 5), attn::ValueError,
+                           "'lexicon_epsilon' needs lexicon_bias = true");
 }
