@@ -28,7 +28,7 @@ TrainSettings read_train_settings(const nlohmann::json& config, const std::strin
     return s;
   }
   train.only({"steps", "batch_size", "lr", "clip_norm", "label_smoothing", "eval_every", "checkpoint_every",
-              "doubly_stochastic", "warmup"});
+              "doubly_stochastic", "warmup", "copy_objective"});
   s.steps = train.count("steps", 1, kMaxSteps);
   s.batch_size = train.count("batch_size", 1, kMaxBatch);
   s.lr = train.real("lr", Bounds::positive());
@@ -38,6 +38,7 @@ TrainSettings read_train_settings(const nlohmann::json& config, const std::strin
   s.checkpoint_every = train.count_or("checkpoint_every", 0, 0, kMaxSteps);
   s.doubly_stochastic = train.real_or("doubly_stochastic", 0.0, Bounds::non_negative());
   s.warmup = train.count_or("warmup", 0, 0, kMaxSteps);
+  if (train.has("copy_objective")) s.copy_objective = train.one_of("copy_objective", {"extended"});
   return s;
 }
 

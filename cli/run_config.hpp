@@ -3,7 +3,8 @@
 // "task" section by make_task), so that every command reads a config the same way:
 //   {"format": "attn-checkpoint", "model": {...}, "task": {...}, "seed": 1, "dtype": "float32",
 //    "train": {"steps": 2000, "batch_size": 64, "lr": 0.003, "clip_norm": 1.0, "label_smoothing": 0.0,
-//              "eval_every": 500, "checkpoint_every": 500, "warmup": 400}}   (warmup: only when set)
+//              "eval_every": 500, "checkpoint_every": 500, "warmup": 400,    (warmup: only when set)
+//              "copy_objective": "extended"}}   (a copying model's: log p over each batch's extended vocabulary)
 // A document classifier (cli/documents.hpp) and Listen, Attend and Spell (cli/speech.hpp) train in epochs:
 //    "train": {"epochs": 12, "batch_size": 32, "lr": 0.002, "clip_norm": 5.0}
 #pragma once
@@ -23,6 +24,9 @@ struct TrainSettings {
   std::uint64_t warmup = 0;       // steps of the inverse-sqrt warm-up schedule (0: constant lr)
   double lr = 0, clip_norm = 0, label_smoothing = 0;
   double doubly_stochastic = 0;   // the grid captioner's attention penalty
+  // "extended" for a copying model (conv-copy, copynet) trained on log p over each batch's extended
+  // vocabulary (models::Trainer); empty when the config does not say, as for every other model.
+  std::string copy_objective;
 };
 
 // The models whose runs count epochs, not steps: han, flat-attention, bag-of-words, las.

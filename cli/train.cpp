@@ -173,7 +173,22 @@ TrainResult train_run(nlohmann::json config, const std::string& out, TrainMode m
       build_model(config.at("model"), task.src_vocab.size(), task.tgt_vocab.size(),
                   mode == TrainMode::Resume ? where : "the model's settings (--model, --set)");
   // a copying model (conv-copy, copynet) copies a source token as its target id: it needs both vocabularies
-  if (auto* copying = dynamic_cast<models::CopyingModel*>(model.get())) copying->set_copy_map(task.src_vocab, task.tgt_vocab);
+  auto* copying = dynamic_cast<models::CopyingModel*>(model.get());
+  if (copying) copying->set_copy_map(task.src_vocab, task.tgt_vocab);
+  // A copying model trains on log p over each batch's extended vocabulary, and its config says so: a
+  // checkpoint that does not say so was trained over the target ids alone, and resuming it would change
+  // the objective in the middle of the run.
+  const bool extended = copying && copying->copies();
+  const std::string model_name = config.at("model").value("model", "");
+  if (!extended && !s.copy_objective.empty())
+    throw ValueError(where + ": train: \"copy_objective\" is for a model that copies (conv-copy, copynet with "
+                     "copy=true), not " + model_name);
+  if (extended && mode != TrainMode::Resume) config["train"]["copy_objective"] = "extended";
+  if (extended && mode == TrainMode::Resume && s.copy_objective.empty())
+    throw ValueError("train --resume: " + where + ": this " + model_name + " run's train section has no "
+                     "\"copy_objective\": its steps so far were trained on log p over the target vocabulary, and "
+                     "attn train optimizes log p over each batch's extended vocabulary; resuming would change the "
+                     "objective mid-run. Train it again (eval, translate and heatmap read it as it is)");
   // the lexicon bias reads a word-translation table: IBM model 1 over the training pairs (a resumed
   // run reads the one its checkpoint holds)
   auto* bahdanau = dynamic_cast<models::BahdanauSeq2Seq*>(model.get());

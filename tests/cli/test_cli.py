@@ -188,6 +188,32 @@ class Train(CliTest):
         self.fails("train", "--model", "copynet", "--task", tsv, "--label-smoothing", "0.1", "--steps", "2",
                    "--out", self.path("copynet_smoothed"), message="label smoothing is not defined over a copying model")
 
+    def test_a_copying_run_records_its_objective(self):
+        # A copying model trains over each batch's extended vocabulary, and its config says so: a run
+        # whose config does not say so (its steps trained over the target ids alone) is not resumed.
+        run = self.path("conv_copy_objective")
+        args = ["--model", "conv-copy", "--set", "embed_dim=4", "--set", "hidden_dim=8", "--set", "conv_channels=4",
+                "--task", "sort", "--max-length", "6", "--n-train", "100", "--batch-size", "4"]
+        self.ok("train", *args, "--steps", "3", "--out", run)
+        config = json.loads(read_part(run, "config.json"))
+        self.assertEqual(config["train"]["copy_objective"], "extended")
+        self.assertIn("resumed at step 3", self.ok("train", "--resume", run, "--steps", "5"))
+        del config["train"]["copy_objective"]
+        write_part(run, "config.json", json.dumps(config))
+        self.fails("train", "--resume", run, "--steps", "7", message='has no "copy_objective"')
+        self.assertIn("test sentences: exact match", self.ok("eval", "--checkpoint", run))  # read as it is
+        # A model that does not copy has no such objective: not written, and refused when present.
+        plain = self.path("plain_objective")
+        self.ok("train", *TINY, "--steps", "2", "--out", plain)
+        config = json.loads(read_part(plain, "config.json"))
+        self.assertNotIn("copy_objective", config["train"])
+        config["train"]["copy_objective"] = "extended"
+        write_part(plain, "config.json", json.dumps(config))
+        self.fails("train", "--resume", plain, "--steps", "4", message='"copy_objective" is for a model that copies')
+        config["train"]["copy_objective"] = "targets"
+        write_part(plain, "config.json", json.dumps(config))
+        self.fails("train", "--resume", plain, "--steps", "4", message="copy_objective")
+
     def test_monotonic_trains_translates_evaluates_and_draws(self):
         run = self.path("monotonic")
         out = self.ok("train", "--model", "monotonic", "--set", "embed_dim=4", "--set", "encoder_dim=4",
