@@ -24,7 +24,7 @@ struct TrainSettings {
   std::uint64_t warmup = 0;       // steps of the inverse-sqrt warm-up schedule (0: constant lr)
   double lr = 0, clip_norm = 0, label_smoothing = 0;
   double doubly_stochastic = 0;   // the grid captioner's attention penalty
-  // "extended" for a copying model (conv-copy, copynet) trained on log p over each batch's extended
+  // "extended" for a copying model (conv-copy, copynet with copy = true) trained on log p over each batch's extended
   // vocabulary (models::Trainer); empty when the config does not say, as for every other model.
   std::string copy_objective;
 };

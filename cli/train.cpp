@@ -175,20 +175,23 @@ TrainResult train_run(nlohmann::json config, const std::string& out, TrainMode m
   // a copying model (conv-copy, copynet) copies a source token as its target id: it needs both vocabularies
   auto* copying = dynamic_cast<models::CopyingModel*>(model.get());
   if (copying) copying->set_copy_map(task.src_vocab, task.tgt_vocab);
-  // A copying model trains on log p over each batch's extended vocabulary, and its config says so: a
-  // checkpoint that does not say so was trained over the target ids alone, and resuming it would change
-  // the objective in the middle of the run.
+  // A copying model trains on log p over each batch's extended vocabulary, and its config says so. A
+  // conv-copy checkpoint that does not say so was trained over the target ids alone: resuming it would
+  // change the objective in the middle of the run. (CopyNet has always trained over the extended one.)
   const bool extended = copying && copying->copies();
   const std::string model_name = config.at("model").value("model", "");
   if (!extended && !s.copy_objective.empty())
-    throw ValueError(where + ": train: \"copy_objective\" is for a model that copies (conv-copy, copynet with "
-                     "copy=true), not " + model_name);
-  if (extended && mode != TrainMode::Resume) config["train"]["copy_objective"] = "extended";
-  if (extended && mode == TrainMode::Resume && s.copy_objective.empty())
-    throw ValueError("train --resume: " + where + ": this " + model_name + " run's train section has no "
+    throw ValueError((mode == TrainMode::Resume ? "train --resume: " : "train: ") + where +
+                     ": train: \"copy_objective\" is only for a model that copies (conv-copy, or copynet with "
+                     "copy = true); this " + model_name + (copying ? " has copy = false" : " does not copy") +
+                     ": remove the key");
+  if (extended && mode == TrainMode::Resume && s.copy_objective.empty() && model_name == "conv-copy")
+    throw ValueError("train --resume: " + where + ": this conv-copy run's train section has no "
                      "\"copy_objective\": its steps so far were trained on log p over the target vocabulary, and "
                      "attn train optimizes log p over each batch's extended vocabulary; resuming would change the "
-                     "objective mid-run. Train it again (eval, translate and heatmap read it as it is)");
+                     "objective mid-run. Train a new run with the same settings (--out NEW_DIR, or --overwrite "
+                     "this one); eval, translate and heatmap read this one as it is");
+  if (extended) config["train"]["copy_objective"] = "extended";
   // the lexicon bias reads a word-translation table: IBM model 1 over the training pairs (a resumed
   // run reads the one its checkpoint holds)
   auto* bahdanau = dynamic_cast<models::BahdanauSeq2Seq*>(model.get());

@@ -189,30 +189,47 @@ class Train(CliTest):
                    "--out", self.path("copynet_smoothed"), message="label smoothing is not defined over a copying model")
 
     def test_a_copying_run_records_its_objective(self):
-        # A copying model trains over each batch's extended vocabulary, and its config says so: a run
-        # whose config does not say so (its steps trained over the target ids alone) is not resumed.
+        # A copying model trains over each batch's extended vocabulary, and its config says so: a conv-copy
+        # run whose config does not say so (its steps trained over the target ids alone) is not resumed.
         run = self.path("conv_copy_objective")
         args = ["--model", "conv-copy", "--set", "embed_dim=4", "--set", "hidden_dim=8", "--set", "conv_channels=4",
                 "--task", "sort", "--max-length", "6", "--n-train", "100", "--batch-size", "4"]
         self.ok("train", *args, "--steps", "3", "--out", run)
-        config = json.loads(read_part(run, "config.json"))
-        self.assertEqual(config["train"]["copy_objective"], "extended")
+        self.assertEqual(json.loads(read_part(run, "config.json"))["train"]["copy_objective"], "extended")
         self.assertIn("resumed at step 3", self.ok("train", "--resume", run, "--steps", "5"))
+        config = json.loads(read_part(run, "config.json"))
+        self.assertEqual(config["train"]["copy_objective"], "extended")  # kept by the resumed run
         del config["train"]["copy_objective"]
         write_part(run, "config.json", json.dumps(config))
+        before = common.folder_digest(run)
         self.fails("train", "--resume", run, "--steps", "7", message='has no "copy_objective"')
+        self.assertEqual(common.folder_digest(run), before)  # refused before anything is written
         self.assertIn("test sentences: exact match", self.ok("eval", "--checkpoint", run))  # read as it is
-        # A model that does not copy has no such objective: not written, and refused when present.
-        plain = self.path("plain_objective")
-        self.ok("train", *TINY, "--steps", "2", "--out", plain)
-        config = json.loads(read_part(plain, "config.json"))
-        self.assertNotIn("copy_objective", config["train"])
-        config["train"]["copy_objective"] = "extended"
-        write_part(plain, "config.json", json.dumps(config))
-        self.fails("train", "--resume", plain, "--steps", "4", message='"copy_objective" is for a model that copies')
         config["train"]["copy_objective"] = "targets"
-        write_part(plain, "config.json", json.dumps(config))
-        self.fails("train", "--resume", plain, "--steps", "4", message="copy_objective")
+        write_part(run, "config.json", json.dumps(config))
+        self.fails("train", "--resume", run, "--steps", "7", message="must be one of")
+        # CopyNet records it too; one without the key has trained over the extended vocabulary all along.
+        copynet = self.path("copynet_objective")
+        copynet_args = ["--model", "copynet", "--set", "embed_dim=4", "--set", "encoder_dim=4", "--set",
+                        "decoder_dim=8", "--set", "attention_dim=4", "--task", "sort", "--max-length", "6",
+                        "--n-train", "100", "--batch-size", "4"]
+        self.ok("train", *copynet_args, "--steps", "3", "--out", copynet)
+        config = json.loads(read_part(copynet, "config.json"))
+        self.assertEqual(config["train"]["copy_objective"], "extended")
+        del config["train"]["copy_objective"]
+        write_part(copynet, "config.json", json.dumps(config))
+        self.assertIn("resumed at step 3", self.ok("train", "--resume", copynet, "--steps", "5"))
+        self.assertEqual(json.loads(read_part(copynet, "config.json"))["train"]["copy_objective"], "extended")
+        # A model that does not copy (copynet with copy = false, bahdanau) has no such objective: not written,
+        # and refused when present.
+        for name, model_args in (("copynet_nocopy", [*copynet_args, "--set", "copy=false", "--set", "selective_read=false"]), ("plain", TINY)):
+            plain = self.path(name + "_objective")
+            self.ok("train", *model_args, "--steps", "2", "--out", plain)
+            config = json.loads(read_part(plain, "config.json"))
+            self.assertNotIn("copy_objective", config["train"])
+            config["train"]["copy_objective"] = "extended"
+            write_part(plain, "config.json", json.dumps(config))
+            self.fails("train", "--resume", plain, "--steps", "4", message='"copy_objective" is only for a model that copies')
 
     def test_monotonic_trains_translates_evaluates_and_draws(self):
         run = self.path("monotonic")
