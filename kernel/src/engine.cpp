@@ -7,9 +7,14 @@
 #include <clang/AST/ASTContext.h>
 #include <clang/AST/Decl.h>
 #include <clang/AST/ExternalASTSource.h>
+#include <clang/AST/RecursiveASTVisitor.h>
 #include <clang/Frontend/CompilerInstance.h>
 #include <clang/Frontend/TextDiagnosticPrinter.h>
 #include <clang/Interpreter/Interpreter.h>
+#include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/ExecutionEngine/Orc/ObjectLinkingLayer.h>
+#include <llvm/ExecutionEngine/Orc/RTDyldObjectLinkingLayer.h>
+#include <llvm/IR/Module.h>
 #include <llvm/Support/Error.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
@@ -20,6 +25,7 @@
 #include <csetjmp>
 #include <csignal>
 #include <cxxabi.h>
+#include <set>
 #include <cstdio>
 #include <pthread.h>
 #include <ucontext.h>
@@ -63,11 +69,119 @@ std::unique_ptr<clang::Interpreter> make_interpreter(const std::vector<std::stri
 class PchDeclarations : public clang::ASTConsumer {
  public:
   explicit PchDeclarations(clang::ASTConsumer& interpreter) : interpreter_(interpreter) {}
-  void HandleInterestingDecl(clang::DeclGroupRef group) override { interpreter_.HandleTopLevelDecl(group); }
+  void HandleInterestingDecl(clang::DeclGroupRef group) override {
+    interpreter_.HandleTopLevelDecl(group);
+    read_for_input.push_back(group);
+  }
+  // What the reader gave during the current input: if the input fails, code generation
+  // ignored it, and gets it again (Engine::Impl::recover_from_failed_input).
+  std::vector<clang::DeclGroupRef> read_for_input;
 
  private:
   clang::ASTConsumer& interpreter_;
 };
+
+// The definitions a failed input made, which code generation never saw. clang
+// 19 instantiates the templates an input uses at its end, errors or not
+// (show_result<int>, a tensor's display, std::max<long>), and reads the inline
+// functions it uses from the precompiled header (xcpp::detail::dump), but its
+// code generator ignores every declaration once an error occurred. Sema keeps
+// them as made, so no later input makes them again and its code calls a
+// function no module defines ("Symbols not found: xcpp::detail::show_result<int>").
+// Walking what the failed input used, and on through the bodies instantiated
+// for it, finds them; they go to code generation once the error is over
+// (Engine::Impl::recover_from_failed_input), which emits each when a later input uses it.
+class InstantiatedForInput : public clang::RecursiveASTVisitor<InstantiatedForInput> {
+ public:
+  explicit InstantiatedForInput(clang::ASTContext& ctx) : ctx_(ctx) {}
+  std::vector<clang::Decl*> definitions;       // functions and variables each module may need a copy of
+  std::vector<clang::CXXRecordDecl*> vtables;  // dynamic class templates constructed: their vtables
+
+  bool shouldVisitImplicitCode() const { return true; }
+  bool VisitDeclRefExpr(clang::DeclRefExpr* e) { return add(e->getDecl()); }
+  bool VisitMemberExpr(clang::MemberExpr* e) { return add(e->getMemberDecl()); }
+  bool VisitCXXConstructExpr(clang::CXXConstructExpr* e) {
+    clang::CXXRecordDecl* record = e->getConstructor()->getParent();
+    if (record->isDynamicClass() && llvm::isa<clang::ClassTemplateSpecializationDecl>(record) &&
+        seen_.insert(record).second)
+      vtables.push_back(record);
+    if (clang::CXXDestructorDecl* dtor = record->getDestructor()) add(dtor);
+    return add(e->getConstructor());
+  }
+  bool VisitCXXNewExpr(clang::CXXNewExpr* e) { return add(e->getOperatorNew()); }
+  bool VisitCXXDeleteExpr(clang::CXXDeleteExpr* e) { return add(e->getOperatorDelete()); }
+  bool VisitCXXBindTemporaryExpr(clang::CXXBindTemporaryExpr* e) {
+    return add(const_cast<clang::CXXDestructorDecl*>(e->getTemporary()->getDestructor()));
+  }
+
+ private:
+  clang::ASTContext& ctx_;
+  std::set<clang::Decl*> seen_;
+
+  // Only a definition that every module using it emits a copy of (an instantiation, an inline
+  // or implicit function, a template's static member) can be one code generation missed.
+  bool add(clang::Decl* decl) {
+    if (!decl || !seen_.insert(decl).second) return true;
+    if (auto* var = llvm::dyn_cast<clang::VarDecl>(decl)) {
+      clang::VarDecl* definition = var->getDefinition();
+      if (definition && var->hasGlobalStorage() && clang::isDiscardableGVALinkage(ctx_.GetGVALinkageForVariable(definition))) {
+        definitions.push_back(definition);
+        if (clang::Expr* init = definition->getInit()) TraverseStmt(init);
+      }
+      return true;
+    }
+    auto* fn = llvm::dyn_cast<clang::FunctionDecl>(decl);
+    const clang::FunctionDecl* definition = nullptr;
+    if (!fn || !fn->isDefined(definition) || !definition) return true;
+    auto* def = const_cast<clang::FunctionDecl*>(definition);
+    if (def != fn && !seen_.insert(def).second) return true;
+    if (!clang::isDiscardableGVALinkage(ctx_.GetGVALinkageForFunction(def))) return true;
+    definitions.push_back(def);
+    if (clang::Stmt* body = def->getBody()) TraverseStmt(body);
+    if (auto* ctor = llvm::dyn_cast<clang::CXXConstructorDecl>(def))
+      for (clang::CXXCtorInitializer* init : ctor->inits()) TraverseStmt(init->getInit());
+    return true;
+  }
+};
+
+// Keeps the machine code of inputs taken back (Undo). Once a C++ exception has
+// unwound through the JIT's code, freeing a module (Undo of a cell that threw,
+// or after an input refused for a missing symbol) leaves the unwinder (libgcc)
+// with stale records, and the next exception from any cell crashes it (a
+// SIGSEGV: tests/test_kernel.py, FailedCell). Registered after the JIT's linking
+// layer, this manager hears of a removal first and moves the module's memory
+// and its registered unwind frames to a tracker that is never removed; the
+// module's symbols still go, so its names can be defined again. The cost: the
+// code of cells taken back stays in memory (kilobytes a cell).
+class KeepRemovedCode : public llvm::orc::ResourceManager {
+ public:
+  KeepRemovedCode(llvm::orc::ExecutionSession& session, llvm::orc::ResourceManager& layer, llvm::orc::JITDylib& jd)
+      : session_(session), layer_(layer), kept_(jd.createResourceTracker()) {
+    session_.registerResourceManager(*this);
+  }
+  ~KeepRemovedCode() override { session_.deregisterResourceManager(*this); }
+
+  llvm::Error handleRemoveResources(llvm::orc::JITDylib& jd, llvm::orc::ResourceKey key) override {
+    session_.runSessionLocked([&] { layer_.handleTransferResources(jd, kept_->getKeyUnsafe(), key); });
+    return llvm::Error::success();
+  }
+  void handleTransferResources(llvm::orc::JITDylib&, llvm::orc::ResourceKey, llvm::orc::ResourceKey) override {}
+
+ private:
+  llvm::orc::ExecutionSession& session_;
+  llvm::orc::ResourceManager& layer_;
+  llvm::orc::ResourceTrackerSP kept_;
+};
+
+// The JIT's linking layer as the resource manager it privately is (both of ORC's layers are).
+llvm::orc::ResourceManager* linking_layer(llvm::orc::LLJIT& jit) {
+  llvm::orc::ObjectLayer& layer = jit.getObjLinkingLayer();
+  if (auto* jitlink = llvm::dyn_cast<llvm::orc::ObjectLinkingLayer>(&layer))
+    return (llvm::orc::ResourceManager*)jitlink;  // a C-style cast reaches the private base
+  if (auto* rtdyld = llvm::dyn_cast<llvm::orc::RTDyldObjectLinkingLayer>(&layer))
+    return (llvm::orc::ResourceManager*)rtdyld;
+  return nullptr;
+}
 
 // A fault in the cell's code (null pointer, stack overflow, integer division
 // by zero, a trap) jumps back to Engine::run from the signal handler, which
@@ -175,9 +289,82 @@ struct Engine::Impl {
   std::vector<std::string> args;
   std::unique_ptr<PchDeclarations> pch_declarations;  // before interp: the reader holds it until interp goes
   std::unique_ptr<clang::Interpreter> interp;
+  std::unique_ptr<KeepRemovedCode> keep_code;  // after interp: deregisters from its JIT first
   std::string diag_text;
   llvm::raw_string_ostream diag_stream{diag_text};
+  std::string broken;  // why the interpreter cannot go on; "" while it can
+
+  // Leaves the interpreter as it was before a failed input. Two things stay behind in clang 19:
+  // the IR of the input's declarations before its error, in the module being built, which would
+  // run (or clash) with the next input: an empty input takes that module, and Undo drops it
+  // unrun; and the templates it instantiated, which code generation must be given
+  // (InstantiatedForInput).
+  void recover_from_failed_input();
+  // Takes back the most recent input; on failure the interpreter is broken (see `broken`).
+  void take_back(const char* what);
+  // The demangled names of the symbols `module` uses that nothing defines.
+  std::vector<std::string> unresolved_symbols(llvm::Module& module);
+  // An input whose run failed in the JIT (its link) can leave its module's initializer pending
+  // there, which the next run would fail on: after the input is undone, an empty run clears it.
+  bool jit_failed = false;
+  void settle_jit();
 };
+
+std::vector<std::string> Engine::Impl::unresolved_symbols(llvm::Module& module) {
+  std::vector<std::string> missing;
+  auto check = [&](llvm::GlobalValue& value) {
+    if (!value.isDeclaration() || value.hasExternalWeakLinkage() || !value.hasName()) return;
+    if (auto* fn = llvm::dyn_cast<llvm::Function>(&value); fn && fn->isIntrinsic()) return;
+    auto address = interp->getSymbolAddress(value.getName());
+    if (address) return;
+    llvm::consumeError(address.takeError());
+    missing.push_back(demangle(value.getName().str().c_str()));
+  };
+  for (llvm::Function& fn : module.functions()) check(fn);
+  for (llvm::GlobalVariable& var : module.globals()) check(var);
+  return missing;
+}
+
+void Engine::Impl::settle_jit() {
+  jit_failed = false;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    auto empty = interp->Parse("");
+    if (!empty) {
+      broken = "clang could not start a new input (" + llvm::toString(empty.takeError()) + ")";
+      return;
+    }
+    llvm::Error err = interp->Execute(*empty);
+    const std::string why = err ? llvm::toString(std::move(err)) : "";
+    take_back("an empty input");
+    if (why.empty() || !broken.empty()) return;
+    if (attempt == 1) broken = "the JIT still fails on a cell taken back (" + why.substr(0, 200) + ")";
+  }
+}
+
+void Engine::Impl::recover_from_failed_input() {
+  InstantiatedForInput made(interp->getASTContext());
+  clang::TranslationUnitDecl* failed = interp->getASTContext().getTranslationUnitDecl();
+  for (clang::Decl* decl : failed->decls()) made.TraverseDecl(decl);
+  // clang 19 keeps a failed input's (empty) PTU in its list, where Undo(n) would count it in
+  // place of one of the cells' inputs: it goes first.
+  take_back("the failed input");
+  if (!broken.empty()) return;
+  auto empty = interp->Parse("");
+  if (!empty) {
+    broken = "clang could not start a new input after the failed one (" + llvm::toString(empty.takeError()) + ")";
+    return;
+  }
+  take_back("the failed input's code");
+  clang::ASTConsumer& codegen = interp->getCompilerInstance()->getASTConsumer();
+  if (pch_declarations)
+    for (clang::DeclGroupRef group : pch_declarations->read_for_input) codegen.HandleTopLevelDecl(group);
+  for (clang::Decl* decl : made.definitions) codegen.HandleTopLevelDecl(clang::DeclGroupRef(decl));
+  for (clang::CXXRecordDecl* record : made.vtables) codegen.HandleVTable(record);
+}
+
+void Engine::Impl::take_back(const char* what) {
+  if (auto err = interp->Undo(1)) broken = std::string("clang could not take back ") + what + " (" + llvm::toString(std::move(err)) + ")";
+}
 
 Engine::Engine(const std::vector<std::string>& args, const std::string& pch) : impl_(std::make_unique<Impl>()) {
   llvm::InitializeNativeTarget();
@@ -208,10 +395,18 @@ Engine::Engine(const std::vector<std::string>& args, const std::string& pch) : i
       reader->StartTranslationUnit(impl_->pch_declarations.get());
     }
   }
+  if (auto jit = impl_->interp->getExecutionEngine()) {
+    if (llvm::orc::ResourceManager* layer = linking_layer(*jit))
+      impl_->keep_code = std::make_unique<KeepRemovedCode>(jit->getExecutionSession(), *layer, jit->getMainJITDylib());
+  } else {
+    llvm::consumeError(jit.takeError());
+  }
   install_fault_handlers();
 }
 
-Engine::~Engine() = default;
+Engine::~Engine() {
+  impl_->keep_code.reset();  // before the JIT it listens to
+}
 
 void Engine::load_library(const std::string& path) {
   if (auto err = impl_->interp->LoadDynamicLibrary(path.c_str()))
@@ -220,7 +415,14 @@ void Engine::load_library(const std::string& path) {
 
 RunResult Engine::run(const std::string& code) {
   RunResult r;
+  if (!impl_->broken.empty()) {
+    r.status = RunResult::Status::broken;
+    r.ename = "KernelError";
+    r.evalue = broken_message();
+    return r;
+  }
   impl_->diag_text.clear();
+  if (impl_->pch_declarations) impl_->pch_declarations->read_for_input.clear();
   const auto t_parse = std::chrono::steady_clock::now();
   auto ptu = impl_->interp->Parse(code);
   const auto t_parsed = std::chrono::steady_clock::now();
@@ -231,6 +433,21 @@ RunResult Engine::run(const std::string& code) {
     r.status = RunResult::Status::compile_error;
     r.ename = "CompileError";
     r.evalue = msg;
+    impl_->recover_from_failed_input();
+    if (!impl_->broken.empty()) r.status = RunResult::Status::broken, r.ename = "KernelError", r.evalue = broken_message();
+    return r;
+  }
+  clang::DiagnosticsEngine& diags = impl_->interp->getCompilerInstance()->getDiagnostics();
+  if (diags.hasErrorOccurred() || !ptu->TheModule) {
+    // An error clang reports after the input's declarations were accepted (a template
+    // instantiated at the input's end): the input is taken back unrun, as a compile error.
+    r.status = RunResult::Status::compile_error;
+    r.ename = "CompileError";
+    r.evalue = "Parsing failed.";
+    diags.Reset(/*soft=*/true);
+    diags.getClient()->clear();
+    impl_->take_back("an input that failed at its end");
+    if (!impl_->broken.empty()) r.status = RunResult::Status::broken, r.ename = "KernelError", r.evalue = broken_message();
     return r;
   }
   r.made_ptu = true;
@@ -238,6 +455,19 @@ RunResult Engine::run(const std::string& code) {
     r.declared = defined_names(*ptu->TUPart);
     r.lambdas = has_lambda(*ptu->TUPart);
     r.header = reads_header(*ptu->TUPart);
+  }
+  // A symbol no module or library defines would fail the JIT's link and leave the module's
+  // initializer pending there, failing every later cell: the input is refused before it is run.
+  const std::vector<std::string> missing = impl_->unresolved_symbols(*ptu->TheModule);
+  if (!missing.empty()) {
+    r.status = RunResult::Status::runtime_error;
+    r.ename = "LinkError";
+    std::string names;
+    for (size_t i = 0; i < missing.size() && i < 5; ++i) names += (i ? ", " : "") + missing[i];
+    if (missing.size() > 5) names += ", ...";
+    r.evalue = "declared but defined nowhere (no cell, nor a library, defines it): " + names +
+               "; define it, or check its spelling and arguments";
+    return r;
   }
   ensure_signal_stack();
   snapshot_file_code();
@@ -268,6 +498,7 @@ RunResult Engine::run(const std::string& code) {
       r.status = RunResult::Status::runtime_error;
       r.ename = "RuntimeError";
       r.evalue = llvm::toString(std::move(err));
+      impl_->jit_failed = true;
     }
   } catch (const attn::Interrupted& e) {
     r.status = RunResult::Status::interrupted;
@@ -302,8 +533,20 @@ void stop_cell() {
 
 void Engine::undo(unsigned n) {
   if (n == 0) return;
-  if (auto err = impl_->interp->Undo(n)) throw std::runtime_error(llvm::toString(std::move(err)));
+  if (!impl_->broken.empty()) throw std::runtime_error(broken_message());
+  if (auto err = impl_->interp->Undo(n)) {
+    impl_->broken = "clang could not take back " + std::to_string(n) + " input(s) (" + llvm::toString(std::move(err)) + ")";
+    throw std::runtime_error(broken_message());
+  }
+  if (impl_->jit_failed) impl_->settle_jit();
+  if (!impl_->broken.empty()) throw std::runtime_error(broken_message());
 }
+
+std::string Engine::broken_message() const {
+  return "The C++ interpreter cannot go on: " + impl_->broken + "; Kernel > Restart, then run the cells again.";
+}
+
+bool Engine::broken() const { return !impl_->broken.empty(); }
 
 void* Engine::symbol_address(const std::string& ir_name) {
   auto addr = impl_->interp->getSymbolAddress(ir_name);

@@ -2,7 +2,9 @@
 // (clang::Interpreter, as in clang-repl and xeus-cpp), one input at a time.
 //
 // Every input that parses leaves one partial translation unit (PTU) that
-// Interpreter::Undo can take back; an input that fails to parse leaves none.
+// Interpreter::Undo can take back; an input that fails to parse leaves none,
+// nor anything else: its template instantiations begun and its partial code
+// are taken back with it (engine.cpp).
 #pragma once
 
 #include <memory>
@@ -13,7 +15,9 @@
 namespace kernel {
 
 struct RunResult {
-  enum class Status { ok, compile_error, runtime_error, exception, interrupted };
+  // broken: the interpreter cannot go on (a failed input could not be taken back); every
+  // later run says so, with the remedy (restart).
+  enum class Status { ok, compile_error, runtime_error, exception, interrupted, broken };
   Status status = Status::ok;
   bool made_ptu = false;           // the input parsed: one PTU to undo
   std::string diagnostics;         // the compiler's warnings and errors, as it prints them
@@ -38,8 +42,12 @@ class Engine {
   // Throws std::runtime_error with the loader's message.
   void load_library(const std::string& path);
   RunResult run(const std::string& code);
-  // Takes back the last n inputs (PTUs); throws std::runtime_error on failure.
+  // Takes back the last n inputs (PTUs); throws std::runtime_error on failure, after which
+  // the engine is broken.
   void undo(unsigned n);
+  // Whether a failed input could not be taken back, and the sentence that says so and what to do.
+  bool broken() const;
+  std::string broken_message() const;
   // The address of an extern "C" function an input defined; nullptr if none.
   void* symbol_address(const std::string& ir_name);
   // The precompiled header in use; "" when none was given or clang refused it.

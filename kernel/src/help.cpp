@@ -70,13 +70,51 @@ std::string url_encode(const std::string& s) {
 
 struct Match {
   std::string file;
-  std::string comment;      // the doc comment above, without the slashes
+  std::string ns;           // the enclosing namespaces, "attn::fused"
+  std::string comment;      // the doc comment above (or after, on its line), without the slashes
   std::string declaration;  // up to its ';' or '{'
 };
+
+// A comment line that only divides a header into sections (`// ---- softmax (...) ----`):
+// a heading for the header's reader, not the function's documentation.
+bool is_divider(const std::string& comment) {
+  return comment.size() >= 4 && (comment.compare(0, 4, "----") == 0 || comment.compare(0, 4, "====") == 0);
+}
+
+// The namespaces open at the start of each line, from `namespace a {` and braces (comments and
+// strings aside, which attn's headers keep free of braces that matter).
+std::vector<std::string> namespaces_by_line(const std::vector<std::string>& lines) {
+  static const std::regex ns_re("^\\s*(inline\\s+)?namespace\\s+([\\w:]+)\\s*\\{");
+  std::vector<std::string> out;
+  std::vector<std::pair<std::string, int>> open;  // name, brace depth inside it
+  int depth = 0;
+  for (const auto& raw : lines) {
+    std::string joined;
+    for (const auto& n : open) joined += (joined.empty() ? "" : "::") + n.first;
+    out.push_back(joined);
+    const std::string line = raw.substr(0, raw.find("//"));
+    std::smatch m;
+    const bool opens = std::regex_search(line, m, ns_re);
+    bool named = false;
+    for (char c : line) {
+      if (c == '{') {
+        ++depth;
+        if (opens && !named) open.emplace_back(m[2].str(), depth), named = true;
+      } else if (c == '}') {
+        if (!open.empty() && open.back().second == depth) open.pop_back();
+        --depth;
+      }
+    }
+  }
+  return out;
+}
 
 // Declarations of `name` in one header: a class or struct, or a function.
 void find_in(const std::string& file, const std::string& name, std::vector<Match>& out) {
   std::vector<std::string> lines = read_lines(file);
+  if (std::none_of(lines.begin(), lines.end(), [&](const std::string& l) { return l.find(name) != std::string::npos; }))
+    return;
+  const std::vector<std::string> namespaces = namespaces_by_line(lines);
   const std::regex type_re("^\\s*(template\\s*<.*>\\s*)?(struct|class)\\s+(\\w+\\s+)?" + name + "\\b[^;]*$");
   const std::regex fn_re("^\\s*(template\\s*<.*>\\s*)?(inline\\s+|static\\s+|constexpr\\s+)*[\\w:<>,\\s*&]*[\\w>*&]\\s+[*&]*" +
                          name + "\\s*\\(");
@@ -87,25 +125,40 @@ void find_in(const std::string& file, const std::string& name, std::vector<Match
     if (!std::regex_search(l, type_re) && !std::regex_search(l, fn_re)) continue;
     Match m;
     m.file = file;
+    m.ns = namespaces[i];
     size_t first = i;
     if (first > 0 && trim(lines[first - 1]).rfind("template", 0) == 0) --first;
     std::vector<std::string> comment;
     for (size_t k = first; k > 0 && trim(lines[k - 1]).rfind("//", 0) == 0; --k) {
       std::string c = trim(lines[k - 1]).substr(2);
-      comment.insert(comment.begin(), c.empty() || c[0] != ' ' ? c : c.substr(1));
+      c = c.empty() || c[0] != ' ' ? c : c.substr(1);
+      if (is_divider(c)) break;
+      comment.insert(comment.begin(), c);
     }
     for (const auto& c : comment) m.comment += c + "\n";
     for (size_t k = first; k < lines.size() && k < first + 8; ++k) {
       std::string d = lines[k];
       size_t brace = d.find('{');
-      bool done = d.find(';') != std::string::npos || brace != std::string::npos;
+      size_t semi = d.find(';');
+      bool done = semi != std::string::npos || brace != std::string::npos;
+      if (semi != std::string::npos && brace == std::string::npos) {  // `Tensor f(...);  // what it does`
+        const size_t note = d.find("//", semi);
+        if (note != std::string::npos) m.comment += trim(d.substr(note + 2)) + "\n";
+        d = d.substr(0, semi + 1);
+      }
       if (brace != std::string::npos) d = d.substr(0, brace);
       m.declaration += trim(d) + (done ? "" : "\n");
       if (done) break;
     }
     out.push_back(m);
-    if (out.size() >= 4) return;
   }
+}
+
+// The backend's and the helpers' namespaces: not what a learner calls.
+bool internal_namespace(const std::string& ns) {
+  for (const char* inner : {"fused", "detail", "kernels", "backend", "profiler", "internal"})
+    if (("::" + ns + "::").find(std::string("::") + inner + "::") != std::string::npos) return true;
+  return false;
 }
 
 // The docs page that explains `name`: docs/ops/<name>.md, else the first docs
@@ -160,6 +213,21 @@ std::string name_at(const std::string& code, size_t cursor) {
   return name;
 }
 
+std::string called_name_at(const std::string& code, size_t cursor) {
+  cursor = std::min(cursor, code.size());
+  int depth = 0;
+  for (size_t i = cursor; i-- > 0;) {
+    if (code[i] == ')') ++depth;
+    else if (code[i] == '(' && depth > 0) --depth;
+    else if (code[i] == '(') {
+      size_t end = i;
+      while (end > 0 && std::isspace(static_cast<unsigned char>(code[end - 1]))) --end;
+      return end > 0 ? name_at(code, end) : "";
+    } else if (code[i] == ';' || code[i] == '{' || code[i] == '}') break;
+  }
+  return "";
+}
+
 HelpPage help_for(const std::string& qualified, const std::string& root) {
   HelpPage page;
   if (qualified.empty()) return page;
@@ -178,18 +246,28 @@ HelpPage help_for(const std::string& qualified, const std::string& root) {
 
   std::vector<std::string> headers;
   for (const char* dir : {"core", "nn", "models", "viz"}) list_files(root + "/" + dir, ".hpp", headers);
+  std::vector<Match> found;
+  for (const auto& h : headers) find_in(h, name, found);
+  // The name's own namespace first (attn for an unqualified name), alone when it has any; else
+  // the public declarations before the backend's.
+  const std::string wanted = colon == std::string::npos ? "attn" : qualified.substr(0, colon);
   std::vector<Match> matches;
-  for (const auto& h : headers) {
-    find_in(h, name, matches);
-    if (matches.size() >= 4) break;
+  for (const auto& m : found)
+    if (m.ns == wanted || m.ns == "attn::" + wanted) matches.push_back(m);
+  if (matches.empty()) {
+    matches = found;
+    std::stable_sort(matches.begin(), matches.end(), [](const Match& a, const Match& b) {
+      return !internal_namespace(a.ns) && internal_namespace(b.ns);
+    });
   }
+  if (matches.size() > 6) matches.resize(6);
   if (matches.empty()) return page;
   page.found = true;
   const std::string docs = docs_page(root, name);
   std::string html;
   for (const auto& m : matches) {
     const std::string rel = m.file.substr(root.size() + 1);
-    page.text += m.declaration + "\n";
+    page.text += (m.ns.empty() ? "" : "namespace " + m.ns + ": ") + m.declaration + "\n";
     if (!m.comment.empty()) page.text += m.comment;
     page.text += "  (" + rel + ")\n\n";
     html += "<pre>" + html_escape(m.declaration) + "</pre>";

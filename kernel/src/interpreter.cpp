@@ -65,6 +65,15 @@ int code_points(const std::string& s, size_t bytes) {
   return n;
 }
 
+// The compiler's messages as the learner needs them: without the line that says each input is
+// "included" from the interpreter's main file, which is the kernel's plumbing, not the cell's.
+std::vector<std::string> learner_diagnostics(const std::string& diagnostics) {
+  std::vector<std::string> lines;
+  for (const auto& line : split_lines(diagnostics))
+    if (line.rfind("In file included from <<< inputs >>>", 0) != 0) lines.push_back(line);
+  return lines;
+}
+
 // This program's path, for the PCH check's child (pch.hpp).
 std::string kernel_executable() {
   char path[4096];
@@ -264,14 +273,39 @@ nl::json Interpreter::run_cell(int count, const std::string& code) {
     if (r.status != RunResult::Status::ok) break;
     warnings += r.diagnostics;
   }
+  if (r.status != RunResult::Status::ok && r.status != RunResult::Status::interrupted &&
+      r.status != RunResult::Status::broken) {
+    // A failed cell leaves the kernel as it found it: its inputs that parsed are taken back
+    // (those that read a header cannot be, and stay). A stopped cell keeps what it made.
+    const unsigned made = cell.inputs - cell.kept;
+    if (cell.lambdas)
+      for (const auto& name : cell.names)
+        if (!cell.kept_names.count(name)) undone_lambdas_.emplace(name, count);
+    cell.inputs = cell.kept;
+    cell.names = cell.kept_names;
+    cell.lambdas = false;
+    try {
+      engine_->undo(made);
+    } catch (const std::exception&) {
+      r.status = RunResult::Status::broken;
+      r.ename = "KernelError";
+      r.evalue = engine_->broken_message();
+    }
+    if (carried.count != count)  // this run replaced the most recent cell, which stays taken back
+      stream("stderr", "note: In [" + std::to_string(carried.count) + "] was taken back to run this cell again, " +
+                           "and this cell failed: what In [" + std::to_string(carried.count) +
+                           "] defined is no longer defined\n");
+  }
   if (cell.inputs > 0) cells_.push_back(cell);
   if (r.status == RunResult::Status::ok) r.diagnostics = warnings;
   switch (r.status) {
     case RunResult::Status::ok:
       if (!trim(r.diagnostics).empty()) stream("stderr", r.diagnostics);  // warnings
       return xeus::create_successful_reply();
+    case RunResult::Status::broken:
+      return error("KernelError", r.evalue, {"KernelError: " + r.evalue});
     case RunResult::Status::compile_error: {
-      std::vector<std::string> lines = split_lines(r.diagnostics);
+      std::vector<std::string> lines = learner_diagnostics(r.diagnostics);
       std::string first = r.evalue;
       for (const auto& l : lines)
         if (l.find("error:") != std::string::npos) {
@@ -287,9 +321,9 @@ nl::json Interpreter::run_cell(int count, const std::string& code) {
       return error(r.ename, r.evalue, {r.ename + ": " + r.evalue});
     case RunResult::Status::runtime_error:
     default: {
-      std::vector<std::string> lines = split_lines(r.diagnostics);
-      lines.push_back(r.evalue);
-      return error("RuntimeError", r.evalue, lines);
+      std::vector<std::string> lines = learner_diagnostics(r.diagnostics);
+      lines.push_back(r.ename + ": " + r.evalue);
+      return error(r.ename, r.evalue, lines);
     }
   }
 }
@@ -367,8 +401,9 @@ nl::json Interpreter::timeit_magic(const std::string& args) {
   RunResult r = engine_->run("extern \"C\" void " + fn + "(long long attn_kernel_loops) {\n" +
                              "  for (long long attn_kernel_i = 0; attn_kernel_i < attn_kernel_loops; ++attn_kernel_i) {\n" +
                              stmt + "\n;\n  }\n}\n");
+  if (r.status == RunResult::Status::broken) return error("KernelError", r.evalue, {"KernelError: " + r.evalue});
   if (r.status == RunResult::Status::compile_error) {
-    std::vector<std::string> lines = split_lines(r.diagnostics);
+    std::vector<std::string> lines = learner_diagnostics(r.diagnostics);
     return error("CompileError", "%timeit: the statement does not compile", lines);
   }
   struct UndoAtEnd {  // the timing function is not the learner's: take it back
@@ -454,8 +489,9 @@ nl::json Interpreter::complete_request_impl(const std::string& code, int cursor_
 }
 
 nl::json Interpreter::inspect_request_impl(const std::string& code, int cursor_pos, int /*detail_level*/) {
-  const std::string name = name_at(code, byte_offset(code, cursor_pos));
-  HelpPage page = help_for(name, settings_.root);
+  const size_t cursor = byte_offset(code, cursor_pos);
+  HelpPage page = help_for(name_at(code, cursor), settings_.root);
+  if (!page.found) page = help_for(called_name_at(code, cursor), settings_.root);  // `attn::softmax(|`
   if (!page.found) return xeus::create_inspect_reply(false);
   return xeus::create_inspect_reply(true, {{"text/plain", page.text}, {"text/html", page.html}});
 }

@@ -381,6 +381,29 @@ class Kernel(unittest.TestCase):
         self.assertIn("docs/ops/softmax.md", plain)
         self.assertIn("docs/ops/softmax.md", reply["data"]["text/html"])
 
+    def test_inspect_shows_the_public_function_after_its_parenthesis(self):
+        for code in ("?attn::softmax", None):
+            if code:
+                reply, _ = run(self.kc, code)
+                plain = reply["payload"][0]["data"]["text/plain"]
+            else:
+                code = "auto p = attn::softmax("
+                self.kc.inspect(code, len(code))
+                reply = self.kc.get_shell_msg(timeout=TIMEOUT)["content"]
+                self.assertTrue(reply["found"], reply)
+                plain = reply["data"]["text/plain"]
+            first = plain.splitlines()[0]
+            self.assertIn("Tensor softmax(const Tensor& x, long dim);", first)
+            self.assertNotIn("fused", plain)
+            self.assertNotIn("----", plain)
+            self.assertIn("stable", plain)  # its doc comment, from core/ops.hpp
+
+    def test_compile_error_shows_no_kernel_plumbing(self):
+        reply = self.fails("int plumbing = 1;\nint plumbed = plumbing + missing_name;", "CompileError")
+        self.assertFalse(any("<<< inputs >>>" in line for line in reply["traceback"]), reply["traceback"])
+        self.assertIn("error: use of undeclared identifier 'missing_name'", reply["traceback"][0])
+        self.assertIn("int plumbed = plumbing + missing_name;", "\n".join(reply["traceback"]))
+
     def test_help_magic(self):
         reply, _ = run(self.kc, "?attn::softmax")
         self.assertEqual(reply["status"], "ok")
@@ -389,6 +412,87 @@ class Kernel(unittest.TestCase):
         self.assertIn("softmax(", page["data"]["text/plain"])
         reply, _ = run(self.kc, "?std::vector")
         self.assertIn("cppreference.com", reply["payload"][0]["data"]["text/plain"])
+
+
+class FailedCell(unittest.TestCase):
+    """Issue 62: a cell that fails (to compile, to link, at run time) leaves the
+    kernel as it was before it; each test a fresh kernel, so the first value of
+    a type shown is the one the failed cell began."""
+
+    def setUp(self):
+        self.km, self.kc = start()
+
+    def tearDown(self):
+        self.kc.stop_channels()
+        if self.km.is_alive():
+            self.km.shutdown_kernel(now=True)
+
+    def shows(self, code, expected):
+        reply, outputs = run(self.kc, code, km=self.km)
+        self.assertEqual(reply["status"], "ok", outputs)
+        results = [c["data"]["text/plain"] for k, c in outputs if k == "execute_result"]
+        self.assertEqual(results, [expected], outputs)
+        return outputs
+
+    def fails(self, code, ename):
+        reply, outputs = run(self.kc, code, km=self.km)
+        self.assertEqual(reply["status"], "error", outputs)
+        self.assertEqual(reply["ename"], ename, reply)
+        return reply, outputs
+
+    def test_a_value_cell_that_fails_to_compile_then_the_same_names(self):
+        reply, _ = self.fails("int k = undeclared_k + 1;\nk", "CompileError")
+        self.assertIn("undeclared_k", reply["evalue"])
+        self.shows("int k = 2;\nk", "2")
+        self.shows("int m = 3;\nm", "3")
+        self.shows("k + m", "5")
+
+    def test_a_tensor_value_cell_with_a_typo_then_tensors_show(self):
+        run(self.kc, '#include "attn_notebook.hpp"', km=self.km)
+        self.assertEqual(run(self.kc, "attn::Tensor x = attn::tensor({{1.0, 2.0}});", km=self.km)[0]["status"], "ok")
+        self.fails("attn::Tensor y = attn::softmax(xs, 1);\ny", "CompileError")
+        reply, outputs = run(self.kc, "attn::Tensor y = attn::softmax(x, 1);\ny", km=self.km)
+        self.assertEqual(reply["status"], "ok", outputs)
+        results = [c for k, c in outputs if k == "execute_result"]
+        self.assertEqual(len(results), 1, outputs)
+        self.assertIn("text/html", results[0]["data"])
+        reply, outputs = run(self.kc, "attn::Tensor t = attn::tensor({3.0});\nt", km=self.km)
+        self.assertEqual(reply["status"], "ok", outputs)
+
+    def test_undo_after_a_failed_value_cell(self):
+        self.assertEqual(run(self.kc, "int u = 1;", km=self.km)[0]["status"], "ok")
+        self.fails("double d = not_here;\nd", "CompileError")
+        reply, outputs = run(self.kc, "%undo", km=self.km)
+        self.assertEqual(reply["status"], "ok", outputs)
+        self.assertIn("u", text(outputs))
+        self.shows("double d = 2.5;\nd", "2.5")
+        self.fails("u", "CompileError")
+
+    def test_what_a_failed_cell_declared_before_its_error_is_gone(self):
+        self.fails('int early = (printf("early\\n"), 1);\nstd::vector<long> late = {nope};\nlate', "CompileError")
+        reply, outputs = run(self.kc, 'printf("next\\n");', km=self.km)
+        self.assertEqual((reply["status"], text(outputs)), ("ok", "next\n"), outputs)
+        self.shows("int early = 5;\nearly", "5")
+        self.shows("std::vector<long> late = {7};\nlate.size()", "1")
+
+    def test_a_cell_that_fails_to_link_or_throws_is_taken_back(self):
+        reply, _ = self.fails("int only_declared(int);\nonly_declared(2)", "LinkError")
+        self.assertIn("only_declared(int)", reply["evalue"])
+        self.shows("int only_declared(int x) { return x + 1; }\nonly_declared(2)", "3")
+        self.fails('std::string thrown = "a";\nthrow std::runtime_error("boom");', "std::runtime_error")
+        self.shows("int between = 1;\nbetween", "1")
+        self.shows('std::string thrown = "b";\nthrown', "b")
+
+    def test_a_cell_that_threw_run_again_then_later_exceptions(self):
+        self.fails('int q = 1;\nthrow std::runtime_error("first");', "std::runtime_error")
+        self.shows("int q = 2;\nq", "2")
+        reply, _ = self.fails('throw std::runtime_error("second");', "std::runtime_error")
+        self.assertEqual(reply["evalue"], "second")
+        self.fails("attn::softmax(attn::tensor({1.0, 2.0}), 3);", "attn::ShapeError")
+
+    def test_an_error_in_a_template_instantiated_at_the_end_of_the_cell(self):
+        self.fails("template <class T> T twice_t(T x) { return x.nope(); }\nint tr = twice_t(3);\ntr", "CompileError")
+        self.shows("int tr = 4;\ntr", "4")
 
 
 class Rerun(unittest.TestCase):
