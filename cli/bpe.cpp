@@ -2,9 +2,11 @@
 
 #include "../core/errors.hpp"
 #include "../data/corpus.hpp"
+#include "../data/vocab.hpp"
 #include "output.hpp"
 #include "parse.hpp"
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -35,7 +37,45 @@ data::Bpe read_codes(const std::string& path, const std::string& shown) {
   std::ostringstream text;
   text << in.rdbuf();
   if (in.bad()) throw IOError(shown + ": reading failed");
-  return data::Bpe::from_text(text.str(), shown);
+  data::Bpe codes = data::Bpe::from_text(text.str(), shown);  // the format first: its messages name the line
+  check_codes_text(text.str(), shown);
+  return codes;
+}
+
+void check_codes_text(const std::string& text, const std::string& shown) {
+  std::istringstream in(text);
+  std::string line;
+  std::getline(in, line);  // the header: from_text checks it
+  std::set<std::pair<std::string, std::string>> seen;
+  std::set<std::string> made;  // the symbols the merges so far make
+  // A symbol a merge may use: one character, the end-of-word mark, or what an earlier merge made.
+  auto known = [&made](const std::string& symbol) {
+    return symbol == data::Bpe::end_of_word || data::split_chars(symbol).size() == 1 || made.count(symbol) > 0;
+  };
+  for (std::size_t number = 2; std::getline(in, line); ++number) {
+    const std::string at = shown + ":" + std::to_string(number) + ": ";
+    if (!valid_utf8(line)) throw IOError(at + "not valid UTF-8 text; the codes file is damaged (train the run again)");
+    for (char c : line)
+      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+        char code[8];
+        std::snprintf(code, sizeof code, "0x%02x", static_cast<unsigned>(static_cast<unsigned char>(c)));
+        throw IOError(at + "holds the control character " + code + (c == '\t' ? " (a TAB)" : c == 0 ? " (NUL)" :
+                      c == 0x1b ? " (ESC)" : "") + ", which no subword holds; the codes file is damaged (train the "
+                      "run again)");
+      }
+    const std::size_t space = line.find(' ');
+    if (space == std::string::npos) continue;  // from_text names a malformed line
+    const std::string a = line.substr(0, space), b = line.substr(space + 1);
+    if (!seen.insert({a, b}).second)
+      throw IOError(at + "the merge '" + line + "' is listed twice; each merge is learned once: the codes file is "
+                    "damaged (train the run again)");
+    for (const std::string& symbol : {a, b})
+      if (!known(symbol))
+        throw IOError(at + "the merge '" + line + "' uses '" + symbol + "' before any line makes it; merges apply in "
+                      "the order learned, so the lines are out of order: the codes file is damaged (train the run "
+                      "again)");
+    made.insert(a + b);
+  }
 }
 
 std::vector<std::pair<std::size_t, std::size_t>> word_spans(const data::Tokens& pieces) {
@@ -86,9 +126,9 @@ void add_bpe_command(CLI::App& app) {
   add_count(cmd, "--merges", o->merges, 1, kMaxMerges, "merges to learn (fewer if no pair occurs twice)")->required();
   cmd->add_option("--out", o->out, "the codes file to write (a new file unless --overwrite)")->required();
   cmd->add_flag("--overwrite", o->overwrite, "replace --out if it exists");
-  cmd->add_flag("--lowercase,!--no-lowercase", o->lowercase, "lowercase both sides first (default: on, as train)");
-  cmd->add_flag("--split-punctuation,!--no-split-punctuation", o->split_punctuation,
-                "punctuation and French elisions as words of their own (default: on, as train)");
+  add_switch(cmd, "--lowercase", "--no-lowercase", o->lowercase, "lowercase both sides first, as train does");
+  add_switch(cmd, "--split-punctuation", "--no-split-punctuation", o->split_punctuation,
+             "punctuation and French elisions as words of their own, as train does");
   cmd->add_flag("--skip-malformed", o->skip_malformed, "skip malformed lines instead of stopping at the first");
   cmd->callback([o] {
     const Output out{"--out", o->out, o->overwrite};
@@ -104,7 +144,7 @@ void add_bpe_command(CLI::App& app) {
     } catch (const IOError& e) {  // name the command line's flag, not the library's option
       std::string message = e.what();
       const auto hint = message.find("skip_malformed skips");
-      if (hint != std::string::npos) message.replace(hint, 14, "--skip-malformed skips");
+      if (hint != std::string::npos) message.replace(hint, 14, "--skip-malformed");  // "skip_malformed" is 14 bytes
       throw IOError(message);
     }
     if (corpus.pairs.empty()) throw IOError(o->task + ": no sentence pair to learn from");

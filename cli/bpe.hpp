@@ -31,6 +31,9 @@ data::Bpe learn_joint(const std::vector<data::Example>& examples, std::size_t me
 // The codes file of a checkpoint (or of `bpe learn`), read whole; an IOError naming `shown`
 // and the line when it is not a codes file.
 data::Bpe read_codes(const std::string& path, const std::string& shown);
+// What from_text does not check: every line valid UTF-8 without control characters, no merge twice,
+// and each merge using only characters and symbols earlier lines make (codes in the order learned).
+void check_codes_text(const std::string& text, const std::string& shown);
 
 // The pieces [first, last) of each word: a piece ending with "@@" continues into the next.
 std::vector<std::pair<std::size_t, std::size_t>> word_spans(const data::Tokens& pieces);

@@ -16,6 +16,16 @@
 
 namespace attn::cli {
 
+// How the user ran attn (argv[0]), for the commands it prints (train.cpp; main sets it).
+extern std::string program_name;
+
+// A command stopped at the user's request (Ctrl-C) after saving what it did: main prints
+// `message` (what was kept and how to go on) and exits with `status` (130, as for SIGINT).
+struct Stopped {
+  std::string message;
+  int status;
+};
+
 void add_train_command(CLI::App& app);
 void add_demo_command(CLI::App& app);
 void add_eval_command(CLI::App& app);

@@ -19,7 +19,7 @@ void add_demo_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("demo", "Train Bahdanau attention on dates, then show where it attends");
   cmd->add_option("--out", o->out, "where the SVG heatmaps, plots and the run go (replaced)")->capture_default_str();
   add_count(cmd, "--steps", o->steps, 1, kMaxSteps, "training steps");
-  add_count(cmd, "--seed", o->seed, 0, kMaxSeed);
+  add_count(cmd, "--seed", o->seed, 0, kMaxSeed, "seeds the data, the initial weights and the batches' order");
   cmd->callback([o] {
     nlohmann::json model = models::default_model_config("bahdanau");
     model["embed_dim"] = 32;

@@ -173,6 +173,50 @@ std::unique_ptr<models::DocumentClassifier> make_document_model(const json& mode
   return std::make_unique<models::FlatAttentionClassifier>(sized(models::FlatAttentionConfig{}));
 }
 
+namespace {
+
+// The first control character of `text` (ESC, TAB, a newline, NUL...) named as a reader knows it, or "".
+std::string control_character(const std::string& text) {
+  for (char c : text) {
+    const unsigned char u = static_cast<unsigned char>(c);
+    if (u >= 0x20 && u != 0x7f) continue;
+    switch (u) {
+      case 0x00: return "NUL (\\u0000)";
+      case 0x09: return "a TAB";
+      case 0x0a: return "a newline";
+      case 0x0d: return "a carriage return";
+      case 0x1b: return "ESC (\\u001b, a terminal escape)";
+      default: {
+        char code[8];
+        std::snprintf(code, sizeof code, "0x%02x", u);
+        return std::string("the control character ") + code;
+      }
+    }
+  }
+  return "";
+}
+
+// The line of `file` whose document has this "section" (0 if none is found): messages name it.
+std::size_t section_line(const std::string& file, const std::string& section) {
+  std::ifstream in(file, std::ios::binary);
+  std::string line;
+  for (std::size_t number = 1; std::getline(in, line); ++number) {
+    const json d = json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (d.is_object() && d.contains("section") && d.at("section").is_string() && d.at("section") == section)
+      return number;
+  }
+  return 0;
+}
+
+std::string shown(const std::string& text) {  // a name as a message shows it: escaped, and at most 40 bytes
+  const std::string escaped = json(text).dump(-1, ' ', false, json::error_handler_t::replace);
+  return escaped.size() > 42 ? escaped.substr(0, 40) + "...\"" : escaped;
+}
+
+constexpr std::size_t kMaxClassName = 256;  // bytes: a section is "1" or "3perl", not a page of text
+
+}  // namespace
+
 DocumentTask make_document_task(const json& config, std::uint64_t seed, const std::string& where) {
   DocumentTask t;
   t.config = config;
@@ -193,6 +237,21 @@ DocumentTask make_document_task(const json& config, std::uint64_t seed, const st
   t.config["checksum"] = checksum;
   const data::DocumentCorpus corpus = data::load_documents(file, options);
   if (corpus.skipped) t.warning = std::to_string(corpus.skipped) + " documents of " + file + " hold no sentence: left out";
+  if (corpus.documents.empty())
+    throw IOError(file + ": none of its documents holds a sentence (" + std::to_string(corpus.skipped) +
+                  " documents with empty paragraphs only); each needs a \"paragraphs\" array with some text");
+  // A class name goes into config.json and is printed by eval and classify: text of a line, and short.
+  for (const std::string& name : corpus.classes) {
+    const std::string bad = control_character(name);
+    const std::size_t line = bad.empty() && name.size() <= kMaxClassName ? 0 : section_line(file, name);
+    const std::string at = file + (line ? ":" + std::to_string(line) : std::string()) + ": the \"section\" ";
+    if (!bad.empty())
+      throw IOError(at + shown(name) + " holds " + bad + "; a section is a class name (\"1\", \"3\"), printable "
+                    "text only: correct the file");
+    if (name.size() > kMaxClassName)
+      throw IOError(at + shown(name) + " is " + std::to_string(name.size()) + " bytes long; a section is a class "
+                    "name (\"1\", \"3\") of at most " + std::to_string(kMaxClassName) + " bytes: correct the file");
+  }
   if (corpus.classes.size() < 2)
     throw IOError(file + ": the documents must have at least 2 classes (\"section\" values) to classify, found " +
                   std::to_string(corpus.classes.size()));
@@ -215,10 +274,34 @@ DocumentTask make_document_task(const json& config, std::uint64_t seed, const st
                     for (std::size_t c = 0; c < n.size(); ++c) s += (c ? ", " : "") + std::to_string(n[c]);
                     return s;
                   }() + ")");
+  {  // a class with fewer than 3 documents gets none in the test or validation split: it would never be measured
+    std::vector<std::size_t> n(corpus.classes.size(), 0);
+    for (const data::Document& d : corpus.documents) ++n[std::size_t(d.label)];
+    for (std::size_t c = 0; c < n.size(); ++c)
+      if (n[c] < 3)
+        throw IOError(file + ": the class (\"section\") " + shown(corpus.classes[c]) + " has " + std::to_string(n[c]) +
+                      (n[c] == 1 ? " document" : " documents") + "; every class needs 3 or more, one each for the "
+                      "test and validation splits (remove its documents, or add more)");
+  }
   t.vocab = data::Vocab::build(data::document_sentences(t.train), min_freq);
-  for (std::size_t id = 0; id < t.vocab.size(); ++id)
-    if (!valid_utf8(t.vocab.token(static_cast<std::int64_t>(id))))
+  for (std::size_t id = 0; id < t.vocab.size(); ++id) {
+    const std::string& word = t.vocab.token(static_cast<std::int64_t>(id));
+    if (!valid_utf8(word))
       throw IOError(file + ": holds a word that is not valid UTF-8, which vocab.json cannot store");
+    const std::string bad = control_character(word);
+    if (!bad.empty()) {
+      std::string document;  // which page holds it, for the user to find
+      for (const data::Document& d : t.train)
+        for (const data::Tokens& sentence : d.sentences)
+          if (document.empty() && std::find(sentence.begin(), sentence.end(), word) != sentence.end()) document = d.name;
+      throw IOError(file + ": the document " + shown(document) + " holds a word with " + bad + " (" + shown(word) +
+                    "); a page is text: remove the control characters from the file");
+    }
+  }
+  if (t.vocab.size() <= std::size_t(data::Vocab::unk_id) + 1)
+    t.warning += (t.warning.empty() ? "" : "; ") + std::string("no word occurs ") + std::to_string(min_freq) +
+                 " times in the training documents (--min-freq " + std::to_string(min_freq) +
+                 "): every word reads as <unk>, and the model can learn only how common each class is";
   return t;
 }
 

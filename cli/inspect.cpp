@@ -276,7 +276,7 @@ void add_translate_command(CLI::App& app) {
   };
   auto o = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand("translate", "Decode sentences with a checkpoint");
-  cmd->add_option("--checkpoint", o->dir)->required();
+  cmd->add_option("--checkpoint", o->dir, "a run folder written by attn train (attn demo's: out/demo/run)")->required();
   add_count(cmd, "--beam", o->beam, 1, 64, "beam size (1: greedy)");
   add_real(cmd, "--length-penalty", o->alpha, Bounds{0.0, 10.0},
            "with --beam: GNMT's alpha, score = log p / ((5 + |Y|) / 6)^alpha (0: plain log p)");
@@ -289,6 +289,9 @@ void add_translate_command(CLI::App& app) {
   cmd->add_option("text", o->texts, "the sentences (for the grid captioner: scenes, e.g. \"red square top left\")")
       ->required();
   cmd->callback([o, cmd] {
+    if (cmd->count("--voice") && o->voice.empty())  // not the default voice in silence
+      throw ValueError("--voice: expected LANGUAGE or LANGUAGE+VARIANT, e.g. en-us+f2, got an empty value (leave "
+                       "--voice out for the default)");
     Run run = load_run(o->dir);
     if (cmd->count("--voice") && !run.is_speller())
       throw ValueError("translate: --voice is for a run of las (speech); " + o->dir + " holds " + run.model_name());
@@ -412,7 +415,7 @@ void add_heatmap_command(CLI::App& app) {
   auto o = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand(
       "heatmap", "Write the attention of one translation as an SVG heatmap (--out), an HTML explorer (--html), or both");
-  cmd->add_option("--checkpoint", o->dir)->required();
+  cmd->add_option("--checkpoint", o->dir, "a run folder written by attn train (attn demo's: out/demo/run)")->required();
   cmd->add_option("--out", o->out,
                   "the SVG file to write (a new file unless --overwrite); --out, --html or both (decoded alike)");
   cmd->add_option("--html", o->html,
@@ -429,13 +432,14 @@ void add_heatmap_command(CLI::App& app) {
                   "Transformer, --out: cross (default), decoder-self or encoder-self (--html shows them all)")
       ->check(CLI::IsMember({"cross", "decoder-self", "encoder-self"}));
   add_count(cmd, "--layer", o->choice.layer, 0, 1000,
-            "Transformer, --out: the layer to draw, from 0 (default: the last)");
+            "Transformer, --out: the layer to draw, from 0 (default: the last)")
+      ->default_str("");  // the last layer: known only once the run is read
   add_count(cmd, "--head", o->choice.head, 0, 1000,
             "Transformer, --out: the head to draw, from 0 (default: every head of the layer, as a grid)");
-  cmd->add_flag("--merge-subwords,!--no-merge-subwords", o->merge,
-                "a run trained with --bpe: draw words, a word's row the mean of its pieces' rows and its column the "
-                "sum of its pieces' columns (default: on; --no-merge-subwords draws the subwords); --html's "
-                "decoding steps stay one piece each, weighing the source words");
+  add_switch(cmd, "--merge-subwords", "--no-merge-subwords", o->merge,
+             "a run trained with --bpe: draw words, a word's row the mean of its pieces' rows and its column the "
+             "sum of its pieces' columns (--no-merge-subwords draws the subwords); --html's decoding steps stay one "
+             "piece each, weighing the source words");
   cmd->add_option("text", o->text,
                   "the sentence (for the grid captioner: a scene, e.g. \"red square top left\"; for a document "
                   "classifier: a page's text file)")
@@ -444,10 +448,15 @@ void add_heatmap_command(CLI::App& app) {
     const bool want_svg = cmd->count("--out") > 0, want_html = cmd->count("--html") > 0;
     if (!want_svg && !want_html) throw ValueError("heatmap: give --out FILE.svg, --html FILE.html, or both");
     const Output out{"--out", o->out, o->overwrite}, html{"--html", o->html, o->overwrite};
-    if (want_svg) check_output(out, {}, {o->dir});
-    if (want_html) check_output(html, {}, {o->dir});
+    std::vector<Input> pages;  // a document classifier's page is a file the command reads
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(o->text, ec)) pages.push_back({o->text, "the page it reads"});
+    if (want_svg) check_output(out, pages, {o->dir});
+    if (want_html) check_output(html, pages, {o->dir});
     if (want_svg && want_html && same_file(o->out, o->html))
       throw ValueError("heatmap: --out " + o->out + " and --html " + o->html + " name the same file; give two files");
+    if (want_svg) check_extension(out, {".svg"}, "an SVG picture");
+    if (want_html) check_extension(html, {".html", ".htm"}, "an HTML page");
     Run run = load_run(o->dir);
     o->choice.has_layer = cmd->count("--layer") > 0;
     o->choice.has_head = cmd->count("--head") > 0;
@@ -494,14 +503,17 @@ void add_heatmap_command(CLI::App& app) {
       if (run.is_classifier()) {  // the page as text: sentence bars and words shaded by their weight
         const PageReading r = read_page(run, o->text);
         viz::AttentionTextOptions options;
-        options.title = o->text + ": " + run.classes.at(r.predicted) + " (p = " +
+        options.title = visible_text(o->text + ": " + run.classes.at(r.predicted)) + " (p = " +
                         format_probability(r.probabilities[r.predicted]) + ")";
         if (r.sentence_weights.dimension() != 1)  // a default xarray is 0-dimensional (and holds one value)
           throw ValueError("heatmap: this model (" + run.model_name() + ") has no " +
                            (r.word_weights.dimension() == 1 ? "sentence attention to draw the page with; train --model han"
                                                             : "attention to draw"));
         svg_inputs.push_back({o->text, "the page it reads"});
-        return viz::attention_text_svg(r.page.sentences, r.sentence_weights, r.word_weights, options);
+        std::vector<data::Tokens> sentences = r.page.sentences;  // a page's ESC or NUL is no XML
+        for (data::Tokens& sentence : sentences)
+          for (std::string& word : sentence) word = visible_text(word);
+        return viz::attention_text_svg(sentences, r.sentence_weights, r.word_weights, options);
       }
       if (run.is_grid()) {  // where the captioner looked for each word, one 3x3 grid per word
         const GridCaption caption = caption_scene(run, o->text);
@@ -530,7 +542,7 @@ void add_heatmap_command(CLI::App& app) {
       std::cout << "wrote " << o->out << "\n";
     }
     if (want_html) {
-      write_output(html, page, {}, {o->dir});
+      write_output(html, page, pages, {o->dir});
       std::cout << "wrote " << o->html << "\n";
     }
   });
@@ -559,10 +571,10 @@ void add_classify_command(CLI::App& app) {
                        " model, not a document classifier; decode sentences with attn translate");
     for (const std::string& file : o->files) {
       const PageReading r = read_page(run, file);
-      std::cout << file << "  ->  " << run.classes.at(r.predicted) << " (p = "
+      std::cout << visible_text(file) << "  ->  " << visible_text(run.classes.at(r.predicted)) << " (p = "
                 << format_probability(r.probabilities[r.predicted]) << "; ";
       for (std::size_t c = 0; c < r.probabilities.size(); ++c)
-        std::cout << (c ? ", " : "") << run.classes.at(c) << ": " << format_probability(r.probabilities[c]);
+        std::cout << (c ? ", " : "") << visible_text(run.classes.at(c)) << ": " << format_probability(r.probabilities[c]);
       std::cout << ")\n";
       if (r.sentence_weights.dimension() != 1) {  // han only: the baselines have no sentences to weigh
         if (o->show) std::cerr << "note: --show-attention: " << run.model_name() << " weighs no sentences (han does)\n";
@@ -570,7 +582,7 @@ void add_classify_command(CLI::App& app) {
       }
       const std::size_t top = std::size_t(std::max_element(r.sentence_weights.begin(), r.sentence_weights.end()) - r.sentence_weights.begin());
       std::cout << "  most weighed sentence (" << format_probability(r.sentence_weights(top)) << "): "
-                << data::join(r.page.sentences[top]) << "\n";
+                << visible_text(data::join(r.page.sentences[top])) << "\n";
       if (!o->show) continue;
       for (std::size_t s = 0; s < r.page.sentences.size(); ++s) {
         const data::Tokens& words = r.page.sentences[s];
@@ -581,7 +593,8 @@ void add_classify_command(CLI::App& app) {
         });
         std::cout << "  [" << s << "] " << format_probability(r.sentence_weights(s)) << "  ";
         for (std::size_t k = 0; k < std::min<std::size_t>(3, order.size()); ++k)
-          std::cout << (k ? ", " : "") << words[order[k]] << " " << format_probability(r.word_weights(s, order[k]));
+          std::cout << (k ? ", " : "") << visible_text(words[order[k]]) << " "
+                    << format_probability(r.word_weights(s, order[k]));
         std::cout << "\n";
       }
     }
@@ -597,13 +610,14 @@ void add_graph_command(CLI::App& app) {
   cmd->callback([out, overwrite] {
     const Output file{"--out", *out, *overwrite};
     if (!out->empty()) check_output(file, {}, {});
+    if (!out->empty()) check_extension(file, {".dot", ".gv", ".svg"}, "DOT text (.dot, .gv) or an SVG picture (.svg)");
     manual_seed(0);
     nn::Linear fc1(2, 3), fc2(3, 1);
     Tensor x = tensor(xt::xarray<double>{{0.5, -1.0}});
     Tensor target = ones({1, 1});
     Tensor loss = nn::mse_loss(fc2(tanh(fc1(x))), target);
     loss.backward(/*retain_graph=*/true);  // keep the graph to draw values and gradients
-    const bool svg = out->size() > 4 && out->substr(out->size() - 4) == ".svg";
+    const bool svg = has_extension(*out, ".svg");
     const std::string text = svg ? to_svg(loss) : to_dot(loss);
     if (out->empty()) std::cout << text;
     else {

@@ -8,8 +8,14 @@
 
 #include "../core/backend/memory.hpp"
 
+#ifndef ATTN_VERSION
+#define ATTN_VERSION "(version unknown)"  // meson defines it from the project's version
+#endif
+
 #include <algorithm>
 #include <iostream>
+#include <string>
+#include <vector>
 
 namespace {
 
@@ -34,12 +40,67 @@ int fail(const std::string& message, int status) {
   return status;
 }
 
+// Levenshtein's distance, with a swap of two neighbours counted as one edit ("--modle" -> "--model").
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::vector<std::size_t>> d(a.size() + 1, std::vector<std::size_t>(b.size() + 1));
+  for (std::size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (std::size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i)
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  return d[a.size()][b.size()];
+}
+
+// The name closest to `typed` if it is close enough to be a typing slip (a third of its letters at most), else "".
+std::string closest(const std::string& typed, const std::vector<std::string>& names) {
+  std::string best;
+  std::size_t best_distance = std::max<std::size_t>(1, typed.size() / 3) + 1;
+  for (const std::string& name : names) {
+    const std::size_t d = edit_distance(typed, name);
+    if (d < best_distance) best = name, best_distance = d;
+  }
+  return best;
+}
+
+// After CLI11 refused arguments it did not expect: the first unknown --flag of the command,
+// named with the command and the flag it most likely meant, or "" if none is found.
+std::string unknown_flag(CLI::App& app, int argc, char** argv) {
+  CLI::App* cmd = &app;
+  std::string path = "attn";
+  int i = 1;
+  for (; i < argc; ++i) {  // the command, and its own command (attn corpus gettext)
+    CLI::App* sub = nullptr;
+    for (CLI::App* s : cmd->get_subcommands(std::function<bool(CLI::App*)>{}))
+      if (s->get_name() == argv[i]) sub = s;
+    if (!sub) break;
+    cmd = sub;
+    path += " " + cmd->get_name();
+  }
+  std::vector<std::string> flags;
+  for (const CLI::Option* option : cmd->get_options())
+    for (const std::string& name : option->get_lnames()) flags.push_back("--" + name);
+  for (; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg.size() < 3 || arg.rfind("--", 0) != 0) continue;
+    const std::string name = arg.substr(0, arg.find('='));
+    if (cmd->get_option_no_throw(name)) continue;
+    const std::string guess = closest(name, flags);
+    return "'" + path + "' has no flag " + name + (guess.empty() ? "" : "; did you mean " + guess + "?") + " (see " +
+           path + " --help)";
+  }
+  return "";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   attn::reuse_freed_memory();  // every training step allocates the same arrays: keep them (core/memory.hpp)
   CLI::App app{"attn: attention from scratch, in C++. Train the course's models and see where they attend."};
   app.require_subcommand(1);
+  app.set_version_flag("--version", "attn " ATTN_VERSION);
+  app.get_formatter()->column_width(32);  // "--checkpoint-every UINT=500" and its description apart
   attn::cli::add_demo_command(app);
   attn::cli::add_train_command(app);
   attn::cli::add_eval_command(app);
@@ -60,12 +121,30 @@ int main(int argc, char** argv) {
       known = known || sub->get_name() == argv[1];
       names += (names.empty() ? "" : ", ") + sub->get_name();
     }
-    if (!known) return fail(std::string("unknown command '") + argv[1] + "' (commands: " + names + "; see attn --help)", 2);
+    if (!known) {
+      std::vector<std::string> commands;
+      for (const CLI::App* sub : top.get_subcommands(std::function<bool(const CLI::App*)>{}))
+        commands.push_back(sub->get_name());
+      const std::string guess = closest(argv[1], commands);
+      return fail(std::string("unknown command '") + argv[1] + "'" +
+                      (guess.empty() ? "" : "; did you mean '" + guess + "'?") + " (commands: " + names +
+                      "; see attn --help)",
+                  2);
+    }
   }
+  if (argc > 0) attn::cli::program_name = argv[0];
   try {
     app.parse(argc, argv);  // runs the chosen command's callback
+  } catch (const attn::cli::Stopped& stopped) {
+    std::cerr << stopped.message << std::endl;
+    return stopped.status;
   } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == 0) return app.exit(e);  // --help: the help text, exit status 0
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version: their text, exit status 0
+    // an unknown flag is named first: a missing required flag is often the one mistyped ("--merge 3")
+    if (dynamic_cast<const CLI::ExtrasError*>(&e) || dynamic_cast<const CLI::RequiredError*>(&e)) {
+      const std::string unknown = unknown_flag(app, argc, argv);
+      if (!unknown.empty()) return fail(unknown, 2);
+    }
     return fail(std::string(e.what()) + " (see --help)", 2);
   } catch (const std::bad_alloc&) {  // sizes are checked first; this is the last line of defence
     return fail("out of memory: the settings ask for more memory than this machine has (try smaller --batch-size, "

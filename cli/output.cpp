@@ -5,8 +5,13 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
+#include <cctype>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -64,6 +69,38 @@ std::string run_folder(const std::string& dir) {
   return "";
 }
 
+// The files a run reads that live outside its folder (its corpus, its test file): config.json's
+// task names them by absolute path. A config that cannot be read names none (loading it reports why).
+std::vector<std::string> run_corpora(const std::string& run) {
+  const fs::path config = fs::path(run) / "checkpoint" / "config.json";
+  std::error_code ec;
+  const auto size = fs::file_size(config, ec);
+  if (ec || size > (8u << 20)) return {};
+  std::ifstream in(config);
+  std::stringstream text;
+  text << in.rdbuf();
+  const nlohmann::json parsed = nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  if (!parsed.is_object() || !parsed.contains("task") || !parsed.at("task").is_object()) return {};
+  std::vector<std::string> files;
+  for (const char* key : {"file", "test_file"}) {
+    const nlohmann::json& task = parsed.at("task");
+    if (task.contains(key) && task.at(key).is_string() && !task.at(key).get<std::string>().empty())
+      files.push_back(task.at(key).get<std::string>());
+  }
+  return files;
+}
+
+// A folder of the kernel's (/proc, /sys): its files look regular, but nothing can be written there.
+bool system_folder(const fs::path& folder) {
+  std::error_code ec;
+  const fs::path real = fs::canonical(folder, ec);
+  if (ec) return false;
+  const std::string s = real.string();
+  for (const char* root : {"/proc", "/sys", "/dev"})
+    if (s == root || s.rfind(std::string(root) + "/", 0) == 0) return true;
+  return false;
+}
+
 [[noreturn]] void refuse(const Output& out, const std::string& why) {
   throw ValueError(out.flag + " " + out.path + ": " + why);
 }
@@ -82,6 +119,9 @@ void check_output(const Output& out, const std::vector<Input>& inputs, const std
   std::error_code ec;
   if (!fs::is_directory(parent, ec))
     refuse(out, "cannot write: its folder " + parent.string() + " does not exist");
+  if (system_folder(parent))
+    refuse(out, "is in " + fs::canonical(parent, ec).string() +
+                    ", a folder of the kernel's where no file can be written; choose a file in a folder of yours");
   const FileId id = file_id(out.path);
   for (const Input& input : inputs)
     if (id == file_id(input.path))
@@ -90,6 +130,10 @@ void check_output(const Output& out, const std::vector<Input>& inputs, const std
   for (const std::string& dir : runs) {
     const std::string run = run_folder(dir);
     if (run.empty() || !id.found) continue;
+    for (const std::string& corpus : run_corpora(run))
+      if (id == file_id(corpus))
+        refuse(out, "is " + corpus + ", the run's corpus (" + run + " reads it again in eval and --resume); "
+                        "choose another file (even --overwrite replaces no file a run depends on)");
     std::size_t seen = 0;
     for (auto it = fs::recursive_directory_iterator(run, fs::directory_options::skip_permission_denied, ec);
          !ec && it != fs::recursive_directory_iterator() && ++seen < 100000; it.increment(ec))
@@ -107,6 +151,23 @@ void check_output(const Output& out, const std::vector<Input>& inputs, const std
   if (exists && !out.overwrite)
     refuse(out, "exists, and attn does not replace a file it was not told to: add --overwrite to replace it, or "
                 "choose a new file");
+}
+
+bool has_extension(const std::string& path, const std::string& extension) {
+  if (path.size() < extension.size()) return false;
+  for (std::size_t i = 0; i < extension.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(path[path.size() - extension.size() + i])) != extension[i]) return false;
+  return true;
+}
+
+void check_extension(const Output& out, const std::vector<std::string>& extensions, const std::string& format) {
+  std::string names;
+  for (const std::string& e : extensions) {
+    if (has_extension(out.path, e)) return;
+    names += (names.empty() ? "" : ", ") + e;
+  }
+  refuse(out, "this command writes " + format + ", so the file must end with " + names +
+                  " (attn writes no other format, and would not put this one in a file named otherwise)");
 }
 
 namespace {
@@ -155,6 +216,25 @@ void write_output(const Output& out, const std::string& text, const std::vector<
                   const std::vector<std::string>& runs) {
   check_output(out, inputs, runs);  // again: the command may have run for a while
   write_atomically(out.path, text, out.overwrite, out.flag + " " + out.path);
+}
+
+std::string visible_text(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  auto escape = [&out](unsigned code) {
+    char shown[8];
+    std::snprintf(shown, sizeof shown, code < 0x100 ? "\\x%02x" : "\\u%04x", code);
+    out += shown;
+  };
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c < 0x20 || c == 0x7f) escape(c);
+    else if (c == 0xc2 && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) >= 0x80 &&
+             static_cast<unsigned char>(text[i + 1]) <= 0x9f)  // U+0080..U+009F, the C1 controls
+      escape(static_cast<unsigned char>(text[++i]));
+    else out += text[i];
+  }
+  return out;
 }
 
 void write_own_file(const std::string& path, const std::string& text) { write_atomically(path, text, true, path); }

@@ -37,10 +37,21 @@ struct Input {
 // exist, or an existing file without --overwrite.
 void check_output(const Output& out, const std::vector<Input>& inputs, const std::vector<std::string>& runs);
 
+// Whether `path` ends with `extension` (".svg"), in any case.
+bool has_extension(const std::string& path, const std::string& extension);
+// Throws a ValueError naming the flag and the file unless it ends with one of `extensions`:
+// a command writes one format, and a file named for another would mislead whoever opens it.
+void check_extension(const Output& out, const std::vector<std::string>& extensions, const std::string& format);
+
 // check_output, then writes `text` atomically. An IOError naming the flag, the file and the
 // cause (no space left on the device, ...) if writing fails; the temporary file is removed.
 void write_output(const Output& out, const std::string& text, const std::vector<Input>& inputs = {},
                   const std::vector<std::string>& runs = {});
+
+// Text from a user's files (pages, labels, transcripts) as a terminal or an SVG may show it: control
+// characters (ESC, NUL, C1 controls such as U+009B) become visible escapes "\x1b", so no terminal
+// escape reaches the screen and no SVG holds a character XML forbids.
+std::string visible_text(const std::string& text);
 
 // Writes a file attn owns (a run's plots, the demo's pictures): replaced atomically, never
 // through a link (a link in its place is replaced, not followed). Errors name `path` and the cause.

@@ -16,11 +16,14 @@ std::string quoted(const std::string& text) {
   return "'" + shown + "'";
 }
 
+// The shortest text that reads back as x: 0.003, not 0.0030000000000000001.
 std::string number(double x) {
-  std::ostringstream os;
-  os.precision(17);
-  os << x;
-  return os.str();
+  for (int precision = 1;; ++precision) {
+    std::ostringstream os;
+    os.precision(precision);
+    os << x;
+    if (precision >= 17 || std::strtod(os.str().c_str(), nullptr) == x) return os.str();
+  }
 }
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
@@ -122,6 +125,12 @@ CLI::Option* add_real(CLI::App* cmd, const std::string& flag, double& value, Bou
       help);
   option->default_str(number(value))->type_name("FLOAT");
   return option;
+}
+
+void add_switch(CLI::App* cmd, const std::string& on, const std::string& off, bool& value, const std::string& help) {
+  CLI::Option* yes = cmd->add_flag_callback(on, [&value] { value = true; }, help + " (default: on)");
+  CLI::Option* no = cmd->add_flag_callback(off, [&value] { value = false; }, "turn " + on + " off");
+  yes->excludes(no);
 }
 
 Fields::Fields(const nlohmann::json& object, std::string where) : object_(object), where_(std::move(where)) {

@@ -49,6 +49,10 @@ CLI::Option* add_count(CLI::App* cmd, const std::string& flag, std::uint64_t& va
 CLI::Option* add_real(CLI::App* cmd, const std::string& flag, double& value, Bounds bounds,
                       const std::string& help = "");
 
+// A setting that is on unless turned off: two flags, `on` and `off` ("--lowercase", "--no-lowercase"), each
+// with its own line in --help (one negatable flag shows as "--lowercase,--no-lowercase{false}"). Giving both is an error.
+void add_switch(CLI::App* cmd, const std::string& on, const std::string& off, bool& value, const std::string& help);
+
 // The fields of one JSON object, read strictly. `where` names it in errors:
 // "run/checkpoint/config.json: train". A missing required key, a value of the
 // wrong type or out of range is a ValueError naming where, the key, what was

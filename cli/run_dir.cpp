@@ -140,6 +140,22 @@ std::string memory_message(const std::pair<double, std::string>& need) {
   return need.second + " needs at least " + gb + " of memory for the model's weights, more than this machine has";
 }
 
+// When the model could not be allocated although the estimate fits (a size the estimate does not know,
+// e.g. coverage_embedding=1e12): the largest number among the settings is the one to blame.
+std::string allocation_message(const nlohmann::json& model, const std::pair<double, std::string>& need) {
+  std::string key;
+  double largest = 0;
+  if (model.is_object())
+    for (const auto& item : model.items())
+      if (item.value().is_number() && item.value().get<double>() > largest) {
+        largest = item.value().get<double>();
+        key = item.key();
+      }
+  if (key.empty() || largest < 1e6) return memory_message(need);
+  return key + "=" + model.at(key).dump() + ": the model's weights need more memory than this machine has; choose a "
+         "smaller " + key + " (--set " + key + "=N)";
+}
+
 }  // namespace
 
 std::string file_fnv1a64(const std::string& path, const std::string& shown) {
@@ -168,14 +184,23 @@ std::unique_ptr<models::Seq2Seq> build_model(const nlohmann::json& model, std::s
       return make_multi_source_model(model, src_vocab, tgt_vocab);
     return models::make_model(model, src_vocab, tgt_vocab);
   } catch (const std::bad_alloc&) {
-    throw ValueError(prefix + memory_message(need));
+    throw ValueError(prefix + allocation_message(model, need));
   } catch (const std::length_error&) {
-    throw ValueError(prefix + memory_message(need));
+    throw ValueError(prefix + allocation_message(model, need));
   } catch (const nlohmann::json::exception& e) {
     throw ValueError(prefix + "model config: " + json_message(e));
   } catch (const Error& e) {
     if (where.empty()) throw;
-    throw ValueError(prefix + e.what());
+    std::string message = e.what();
+    // The model names no key when a size is 0 ("kernel sizes must all be >= 1"): name the keys that are.
+    if (message.find(">= 1") != std::string::npos && model.is_object()) {
+      std::string zero;
+      for (const auto& item : model.items())
+        if (item.value().is_number_integer() && item.value().get<std::int64_t>() == 0)
+          zero += (zero.empty() ? "" : ", ") + item.key();
+      if (!zero.empty()) message += " (0 in the keys: " + zero + ")";
+    }
+    throw ValueError(prefix + message);
   }
 }
 
@@ -185,8 +210,14 @@ Checkpoint::Checkpoint(const std::string& dir) {
   if (!fs::is_directory(dir)) throw IOError(dir + ": no such checkpoint directory");
   shown_ = dir + "/checkpoint";
   if (!fs::exists(shown_)) {
-    if (!fs::exists(dir + "/manifest.json"))
+    if (!fs::exists(dir + "/manifest.json")) {
+      // attn demo writes its pictures to out/demo and its run to out/demo/run: point to it
+      const std::string inner = (fs::path(dir) / "run").string();
+      if (fs::exists(fs::path(inner) / "checkpoint" / "manifest.json"))
+        throw IOError(dir + ": holds no checkpoint, but " + inner + " does (attn demo writes its run there): give " +
+                      "--checkpoint " + inner);
       throw IOError(dir + ": holds no checkpoint (expected " + shown_ + "/, which attn train --out writes)");
+    }
     shown_ = dir;  // the unit folder itself
   }
   fd_ = ::open(shown_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -236,8 +267,23 @@ nlohmann::json Checkpoint::read_json(const std::string& file) const {
   return cli::read_json(path(file), name(file));
 }
 
+namespace {
+
+// io::load's advice is for C++ code ("write io::load(module, path, /*strict=*/false)"); a user of the
+// command line changed a setting of config.json's model instead, and is told so.
+std::string without_code_advice(std::string message) {
+  const auto advice = message.find("to load the keys both have");
+  if (advice == std::string::npos) return message;
+  message.erase(advice);
+  while (!message.empty() && (message.back() == ' ' || message.back() == '\n')) message.pop_back();
+  return message + "\n  config.json's model settings describe other weights than model.npz holds: a setting was "
+                   "changed since the run was saved (restore config.json, or train a new run with the setting)";
+}
+
+}  // namespace
+
 void Checkpoint::rethrow_named(const std::exception& e) const {
-  std::string message = e.what();
+  std::string message = without_code_advice(e.what());
   const std::string handle = "/proc/self/fd/" + std::to_string(fd_);
   for (auto at = message.find(handle); at != std::string::npos; at = message.find(handle, at + shown_.size()))
     message.replace(at, handle.size(), shown_);
@@ -254,7 +300,7 @@ void load_weights(Run& run, const Checkpoint& unit) {
   try {
     io::load(run.module(), unit.path("model.npz"));
   } catch (const Error& e) {
-    std::string detail = e.what();  // "load: '...' does not match the ... module, nothing was loaded:\n  missing keys: ..."
+    std::string detail = without_code_advice(e.what());  // "load: '...' does not match the ... module, ...:\n  missing keys: ..."
     if (detail.find("does not match") == std::string::npos)
       unit.rethrow_named(IOError(unit.name("model.npz") + ": unreadable (" + detail + ")"));
     const auto colon = detail.find(":\n");

@@ -14,6 +14,8 @@
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <set>
+#include <sstream>
 
 namespace attn::cli {
 
@@ -118,6 +120,7 @@ std::unique_ptr<models::ListenAttendSpell> make_speech_model(const json& model, 
 data::SpeechSplit speech_split(const json& task, std::uint64_t seed, const std::string& where) {
   const Fields f(task, where);
   f.only({"name", "n_train", "n_valid", "n_test", "min_words", "max_words"});
+  f.one_of("name", {"speech"});  // las hears only the spoken digits: another name is another run's config
   const data::SpeechOptions options = speech_options(f, where);
   return data::spoken_digits(f.count_or("n_train", 2000, 1, 1000000), f.count_or("n_valid", 200, 1, 100000),
                              f.count_or("n_test", 200, 1, 100000), seed, options);
@@ -230,6 +233,49 @@ void eval_speech(Run& run, std::size_t beam, const std::string& predictions_file
   }
 }
 
+namespace {
+
+// The names `espeak-ng --voices[=variant]` lists (variants: their file's name; languages: every name
+// -v accepts), or nothing if espeak-ng cannot be run (speaking then fails with its own message).
+std::set<std::string> espeak_names(const std::string& listing, bool file_column) {
+  std::set<std::string> names;
+  FILE* pipe = ::popen(("espeak-ng " + listing + " 2>/dev/null").c_str(), "r");
+  if (!pipe) return names;
+  char buffer[512];
+  for (bool header = true; std::fgets(buffer, sizeof buffer, pipe); header = false) {
+    if (header) continue;
+    std::string text(buffer);
+    for (std::size_t at; (at = text.find(")(")) != std::string::npos;) text.replace(at, 2, ") (");  // "(en-gb 3)(en 5)"
+    std::istringstream line(text);
+    std::string priority, language, gender, name, file;
+    if (!(line >> priority >> language >> gender >> name >> file)) continue;
+    names.insert(file.substr(file.rfind('/') + 1));
+    if (file_column) continue;
+    names.insert(language);  // and the names espeak-ng also accepts: the file, "(en 2)" other languages
+    names.insert(file);
+    for (std::string other; line >> other;)
+      if (other.size() > 1 && other.front() == '(') names.insert(other.substr(1));
+  }
+  ::pclose(pipe);
+  return names;
+}
+
+// espeak-ng speaks its default voice for a language or variant it does not know, while attn would name the
+// one asked for: refuse it instead.
+void check_voice(const audio::Voice& voice, const std::string& voice_text) {
+  const std::set<std::string> languages = espeak_names("--voices", false);
+  if (!languages.empty() && !languages.count(voice.language))
+    throw ValueError("--voice '" + voice_text + "': espeak-ng has no language '" + voice.language +
+                     "' (espeak-ng --voices lists them, e.g. en-us, en-gb-scotland, fr-fr)");
+  if (voice.variant.empty()) return;
+  const std::set<std::string> variants = espeak_names("--voices=variant", true);
+  if (!variants.empty() && !variants.count(voice.variant))
+    throw ValueError("--voice '" + voice_text + "': espeak-ng has no variant '" + voice.variant +
+                     "' (espeak-ng --voices=variant lists them, e.g. f2, m3, Alex)");
+}
+
+}  // namespace
+
 Transcription transcribe_text(Run& run, const std::string& text, const std::string& voice_text, std::size_t beam) {
   audio::Voice voice;
   voice.variant = data::held_out_variants().front();  // a voice the model never heard
@@ -237,10 +283,17 @@ Transcription transcribe_text(Run& run, const std::string& text, const std::stri
     const auto plus = voice_text.find('+');
     voice.language = voice_text.substr(0, plus);
     voice.variant = plus == std::string::npos ? "" : voice_text.substr(plus + 1);
-    if (voice.language.empty())
+    if (voice.language.empty() || (plus != std::string::npos && voice.variant.empty()))
       throw ValueError("--voice '" + voice_text + "': expected LANGUAGE or LANGUAGE+VARIANT, e.g. en-us+f2");
+    check_voice(voice, voice_text);
   }
   if (text.find_first_not_of(" \t\n") == std::string::npos) throw ValueError("translate: a text to speak is empty");
+  // Speaking and hearing grow with the text (10,000 words: over a minute and gigabytes), and the transcript
+  // stops at kMaxCharacters: a longer text could only come back cut.
+  if (text.size() > kMaxCharacters)
+    throw ValueError("translate: las transcribes at most " + std::to_string(kMaxCharacters) + " characters (it was "
+                     "trained on a few spoken digits); this text has " + std::to_string(text.size()) +
+                     ": give it in shorter parts");
   Transcription t;
   t.spoken = data::speak_example(text, voice);
   const data::SpeechBatch b = data::make_speech_batch({t.spoken}, {0}, run.tgt_vocab, run.speller->dtype());

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 
 namespace attn::cli {
 
@@ -43,21 +44,46 @@ data::Corpus load_corpus(const std::string& path, const data::CorpusOptions& opt
   }
 }
 
+// The line of `file` that the pair `index` of its corpus came from: load_tsv keeps the pairs in file
+// order, skipping empty lines and (with skip_malformed) the malformed ones, so the lines are counted
+// again as it counts them. Only asked when a message needs it.
+std::size_t line_of_pair(const std::string& file, const std::vector<std::size_t>& malformed, std::size_t index) {
+  std::ifstream in(file, std::ios::binary);
+  std::string line;
+  std::size_t number = 0, pair = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    if (number == 1 && line.rfind("\xEF\xBB\xBF", 0) == 0) line.erase(0, 3);  // byte-order mark
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty() || std::find(malformed.begin(), malformed.end(), number) != malformed.end()) continue;
+    if (pair++ == index) return number;
+  }
+  return 0;
+}
+
 // The pairs of a multi-source corpus with their sources packed (cli/multi_source.hpp), those with a
 // source or target longer than part_length (0: any) counted in too_long and dropped. A pair without
-// its sources is an error naming `file`, or with skip_malformed is dropped; returns how many were.
+// its sources is an error naming `file` and its line, or with skip_malformed is dropped; returns how
+// many were (and the line of the first in `first_unsplit_line`).
 std::size_t pack_corpus(data::Corpus& corpus, std::size_t sources, std::size_t part_length, bool skip_malformed,
-                        const std::string& file) {
+                        const std::string& file, std::size_t* first_unsplit_line = nullptr) {
   std::vector<data::Example> kept;
   std::size_t unsplit = 0;
-  for (data::Example& pair : corpus.pairs) {
+  for (std::size_t index = 0; index < corpus.pairs.size(); ++index) {
+    data::Example& pair = corpus.pairs[index];
     data::Tokens packed;
     try {
       packed = pack_separators(pair.src, sources, file);
-    } catch (const ValueError& e) {
-      if (!skip_malformed)
-        throw IOError(std::string(e.what()) + " (a line with other sources may be skipped with --skip-malformed)");
-      ++unsplit;
+    } catch (const ValueError&) {
+      if (!skip_malformed) {
+        const std::size_t line = line_of_pair(file, corpus.malformed_lines, index);
+        try {  // the same message, with the line
+          (void)pack_separators(pair.src, sources, line ? file + ":" + std::to_string(line) : file);
+        } catch (const ValueError& e) {
+          throw IOError(std::string(e.what()) + " (a line with other sources may be skipped with --skip-malformed)");
+        }
+      }
+      if (unsplit++ == 0 && first_unsplit_line) *first_unsplit_line = line_of_pair(file, corpus.malformed_lines, index);
       continue;
     }
     bool fits = !part_length || pair.tgt.size() <= part_length;
@@ -199,19 +225,31 @@ TaskData make_task(const nlohmann::json& config, std::uint64_t seed, const std::
     check_unchanged(t.config, "checksum", file);
     data::Corpus corpus = load_corpus(file, options);
     std::size_t unsplit = 0;  // multi-source pairs without their sources (skipped with skip_malformed)
-    if (sources > 1) unsplit = pack_corpus(corpus, sources, part_length, options.skip_malformed, file);
+    const std::size_t read = corpus.pairs.size() + corpus.too_long;  // well-formed pairs, before any length limit
+    std::size_t first_unsplit = 0;
+    if (sources > 1) unsplit = pack_corpus(corpus, sources, part_length, options.skip_malformed, file, &first_unsplit);
     if (corpus.malformed)
       t.warning = std::to_string(corpus.malformed) + " malformed lines skipped (the first: line " +
                   std::to_string(corpus.malformed_lines.front()) + ")";
     if (unsplit)
       t.warning += (t.warning.empty() ? "" : "; ") + std::to_string(unsplit) + " pairs without " +
-                   std::to_string(sources) + " sources skipped";
+                   std::to_string(sources) + " sources skipped" +
+                   (first_unsplit ? " (the first: line " + std::to_string(first_unsplit) + ")" : "");
     const std::size_t limit = sources > 1 ? part_length : options.max_length;
     if (corpus.pairs.size() < 2)
       throw IOError(file + ": fewer than 2 usable sentence pairs in " + std::to_string(corpus.lines) + " lines (" +
                     std::to_string(corpus.too_long) + " dropped as longer than max_length " + std::to_string(limit) +
                     " tokens" + (sources > 1 ? " a source" : "") + (limit ? ", see --max-length" : "") + ", " +
                     std::to_string(corpus.malformed + unsplit) + " malformed lines skipped)");
+    // Say what the length limit drops: a default limit would otherwise leave pairs out unseen.
+    if (!merges) {  // with codes, apply_bpe counts the pairs in subwords and says so
+      t.filter_summary = file + ": " + std::to_string(corpus.pairs.size()) + " of " + std::to_string(read - unsplit) +
+                         " sentence pairs kept";
+      if (corpus.too_long)
+        t.filter_summary += ", " + std::to_string(corpus.too_long) + " dropped as longer than " +
+                            std::to_string(limit) + " tokens" + (sources > 1 ? " in a source or the target" : " on a side") +
+                            " (max_length " + std::to_string(limit) + "; --max-length N keeps longer pairs)";
+    }
     // A seeded shuffle, then the last test_fraction of the pairs is the test set
     // (none when a test file is given: it is the test set).
     std::vector<std::size_t> order(corpus.pairs.size());

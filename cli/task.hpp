@@ -31,6 +31,7 @@ struct TaskData {
   std::string warning;         // e.g. the malformed lines of a corpus that were skipped
   bool has_bpe = false;        // the examples are subwords of these codes ("bpe" in the config)
   data::Bpe bpe;
+  std::string filter_summary;  // a corpus: how many pairs the length limit kept and dropped
   std::string bpe_summary;     // what the codes did to the corpus: pairs kept, vocabularies, and without them
 };
 

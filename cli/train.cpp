@@ -14,15 +14,68 @@
 #include "progress.hpp"
 #include "run_config.hpp"
 
+#include <atomic>
+#include <cctype>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <filesystem>
 #include <iostream>
 #include <set>
 
+#include <signal.h>
+#include <unistd.h>
+
 namespace attn::cli {
 
+std::string program_name = "attn";
+
 namespace {
+
+// Ctrl-C during training: the handler only raises this flag; the step under way finishes, and the
+// run commits a checkpoint at it (a second Ctrl-C stops at once: SA_RESETHAND).
+std::atomic<bool> stop_requested{false};
+static_assert(std::atomic<bool>::is_always_lock_free, "a signal handler may only touch a lock-free atomic");
+
+extern "C" void on_sigint(int) {
+  stop_requested.store(true);
+  static const char note[] = "\nattn: Ctrl-C: stopping after this step, to commit a checkpoint (Ctrl-C again stops at once)\n";
+  const ssize_t ignored = ::write(2, note, sizeof note - 1);  // async-signal-safe, unlike std::cerr
+  (void)ignored;
+}
+
+// Catches SIGINT while it lives; the previous disposition comes back after it.
+class SigintCatcher {
+ public:
+  SigintCatcher() {
+    stop_requested.store(false);
+    struct sigaction action {};
+    action.sa_handler = on_sigint;
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = SA_RESTART | SA_RESETHAND;
+    ::sigaction(SIGINT, &action, &previous_);
+  }
+  ~SigintCatcher() { ::sigaction(SIGINT, &previous_, nullptr); }
+  SigintCatcher(const SigintCatcher&) = delete;
+  SigintCatcher& operator=(const SigintCatcher&) = delete;
+
+ private:
+  struct sigaction previous_ {};
+};
+
+// Thrown from a step's progress report when Ctrl-C was pressed: the step is complete.
+struct StopAfterStep {};
+
+// A path as the shell reads it back: quoted when it holds anything but plain characters.
+std::string shell_word(const std::string& word) {
+  bool plain = !word.empty();
+  for (char c : word)
+    plain = plain && (std::isalnum(static_cast<unsigned char>(c)) || std::string("/._-+=:,@").find(c) != std::string::npos);
+  if (plain) return word;
+  std::string quoted = "'";
+  for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
 
 // "decoder_dim=128" -> config["decoder_dim"] = 128 (JSON values; bare words are strings).
 void apply_setting(nlohmann::json& model, const std::string& setting) {
@@ -46,6 +99,8 @@ void apply_setting(nlohmann::json& model, const std::string& setting) {
 nlohmann::json model_defaults(const std::string& name) {
   return name == "multi-source" ? default_multi_source_model_config() : models::default_model_config(name);
 }
+
+constexpr std::size_t kReportEvery = 10;  // steps per point of the loss curve and per update of the bar
 
 std::string format_step(double step) { return std::to_string(static_cast<long long>(step)); }
 
@@ -77,6 +132,16 @@ std::string vocab_text(const data::Vocab& src, const data::Vocab& tgt) {
 // the last one whose removal lets the model build.
 void check_settings(const nlohmann::json& model, const std::string& name, const std::vector<std::string>& settings) {
   const std::string where = "the model's settings (--model, --set)";
+  // Rotary positions rotate pairs of a head's dimensions: an odd head size fails only at the first step.
+  if (name == "transformer" && model.value("attention_position", "") == "rotary" && model.contains("d_model") &&
+      model.contains("nhead") && model.at("d_model").is_number_integer() && model.at("nhead").is_number_integer()) {
+    const std::int64_t d_model = model.at("d_model").get<std::int64_t>(), nhead = model.at("nhead").get<std::int64_t>();
+    if (d_model > 0 && nhead > 0 && d_model % nhead == 0 && (d_model / nhead) % 2 == 1)
+      throw ValueError("--set attention_position=rotary: rotary positions turn pairs of each head's dimensions, so "
+                       "the head size d_model / nhead must be even; it is " + std::to_string(d_model) + " / " +
+                       std::to_string(nhead) + " = " + std::to_string(d_model / nhead) +
+                       " (change --set d_model or --set nhead)");
+  }
   try {
     build_model(model, 8, 8, where);
   } catch (const Error& e) {
@@ -152,7 +217,14 @@ TrainResult train_run(nlohmann::json config, const std::string& out, TrainMode m
   if (mode == TrainMode::Resume && resume_codes != unit->lists(kCodesFile))
     throw IOError(unit->name(kCodesFile) + (resume_codes ? ": missing (config.json's task has \"bpe\")"
                                                          : ": listed in manifest.json, but config.json's task has no \"bpe\""));
-  if (resume_codes) codes = read_codes(unit->path(kCodesFile), unit->name(kCodesFile));
+  if (resume_codes) {
+    codes = read_codes(unit->path(kCodesFile), unit->name(kCodesFile));
+    const std::uint64_t merges = Fields(config.at("task"), where + ": task").count("bpe", 1, kMaxMerges);
+    if (codes.merges().size() > merges)  // as load_run refuses it for eval: the two files are not of one run
+      throw IOError(unit->name(kCodesFile) + ": holds " + std::to_string(codes.merges().size()) +
+                    " merges, more than the " + std::to_string(merges) + " of config.json's task.bpe; the "
+                    "checkpoint's files do not belong together (restore them, or train a new run)");
+  }
   TaskData task = make_task(config.at("task"), s.seed, where + ": task", resume_codes ? &codes : nullptr);
   config["task"] = task.config;  // with the corpus' checksum
   const bool multi_source = config.at("model").value("model", "") == "multi-source";
@@ -167,6 +239,7 @@ TrainResult train_run(nlohmann::json config, const std::string& out, TrainMode m
     config["model"]["sep_id"] = task.src_vocab.id(data::kSeparator);
   }
   if (!task.warning.empty()) std::cout << "warning: " << task.warning << std::endl;
+  if (!task.filter_summary.empty()) std::cout << task.filter_summary << std::endl;
   if (!task.bpe_summary.empty()) std::cout << task.bpe_summary << std::endl;
   const data::Bpe* bpe = task.has_bpe ? &task.bpe : nullptr;
   std::unique_ptr<models::Seq2Seq> model =
@@ -218,7 +291,7 @@ TrainResult train_run(nlohmann::json config, const std::string& out, TrainMode m
   options.clip_norm = s.clip_norm;
   options.label_smoothing = s.label_smoothing;
   options.seed = s.seed;
-  options.log_every = 10;
+  options.log_every = 1;  // every step: see on_progress
   options.eval_every = s.eval_every;
   options.checkpoint_every = s.checkpoint_every;
   std::size_t longest = 0;  // evaluation decodes no further than a Transformer's positions reach
@@ -232,8 +305,11 @@ TrainResult train_run(nlohmann::json config, const std::string& out, TrainMode m
 
   if (mode == TrainMode::Resume) {
     if (vocab_text(task.src_vocab, task.tgt_vocab) != unit->read_json("vocab.json").dump())
-      throw IOError(unit->name("vocab.json") + ": differs from the vocabulary of the task's data as it is now (was "
-                    "the corpus file changed since the run began?); the run cannot continue on other data");
+      throw IOError(unit->name("vocab.json") + ": differs from the vocabulary of the task's data as it is now (" +
+                    (resume_codes ? "the corpus is unchanged (its checksum matches), so " + unit->name(kCodesFile) +
+                                        " was changed since the run began: restore it"
+                                  : std::string("was the corpus file changed since the run began?")) +
+                    "); the run cannot continue on other data");
     try {
       trainer.load_checkpoint(unit->path("model"));
     } catch (const Error& e) {
@@ -276,15 +352,30 @@ TrainResult train_run(nlohmann::json config, const std::string& out, TrainMode m
   const Clock::time_point started = Clock::now();
   Clock::time_point last_report = started;  // an evaluation follows the report of its step
   std::size_t last_report_step = 0;
+  // The trainer reports every step (options.log_every = 1) so that Ctrl-C is seen between two steps;
+  // the curves and the bar still get the mean of every 10 steps.
+  double loss_sum = 0, accuracy_sum = 0;
+  std::size_t summed = 0;
   trainer.on_progress = [&](const models::Progress& p) {
     last_report = Clock::now();
     last_report_step = p.step;
     if (p.step >= options.steps)  // the last step is done; the final evaluation follows
       trained_seconds = std::chrono::duration<double>(Clock::now() - started).count() - outside_seconds;
-    result.steps.push_back(static_cast<double>(p.step));
-    result.losses.push_back(p.loss);
-    result.lrs.push_back(p.lr);
-    bar.update(p.step, p.loss, p.accuracy);
+    loss_sum += p.loss;
+    accuracy_sum += p.accuracy;
+    ++summed;
+    if (p.step % kReportEvery == 0 || p.step >= options.steps) {
+      result.steps.push_back(static_cast<double>(p.step));
+      result.losses.push_back(loss_sum / double(summed));
+      result.lrs.push_back(p.lr);
+      bar.update(p.step, loss_sum / double(summed), accuracy_sum / double(summed));
+      loss_sum = accuracy_sum = 0;
+      summed = 0;
+    }
+    if (stop_requested.load() && p.step < options.steps) {
+      if (summed) bar.update(p.step, loss_sum / double(summed), accuracy_sum / double(summed));  // the step reached
+      throw StopAfterStep{};
+    }
   };
   trainer.on_evaluation = [&](const models::Evaluation& e) {
     if (e.step >= options.steps) return;  // the final one is printed by the caller
@@ -295,7 +386,18 @@ TrainResult train_run(nlohmann::json config, const std::string& out, TrainMode m
                 100 * w.overall.exact_match(), 100 * e.overall.token_accuracy(), w.overall.bleu_percent());
     outside(since);
   };
-  trainer.train();  // ends with an evaluation and a checkpoint at the last step
+  try {
+    const SigintCatcher catcher;
+    trainer.train();  // ends with an evaluation and a checkpoint at the last step
+  } catch (const StopAfterStep&) {
+    bar.finish();
+    trainer.on_checkpoint();  // the step reached, committed as every checkpoint is (one rename)
+    throw Stopped{"attn: stopped by Ctrl-C at step " + std::to_string(trainer.step()) + " of " +
+                      std::to_string(options.steps) + "; the checkpoint in " + out + " holds step " +
+                      std::to_string(trainer.step()) + ". Resume it with:\n  " + shell_word(program_name) +
+                      " train --resume " + shell_word(out),
+                  130};
+  }
   bar.finish();
   const std::size_t trained = trainer.step() - first_step;
   std::printf("training time: %zu steps in %.1f s (%.2f steps/s; evaluations and checkpoints not counted)\n",
@@ -380,26 +482,33 @@ void add_train_command(CLI::App& app) {
                   "labelled documents (data/documents.hpp; e.g. the pinned manpages.jsonl)")
       ->capture_default_str();
   add_count(cmd, "--steps", o->steps, 1, kMaxSteps, "optimizer steps in all (with --resume: the new total)");
-  add_count(cmd, "--batch-size", o->batch_size, 1, kMaxBatch);
+  add_count(cmd, "--batch-size", o->batch_size, 1, kMaxBatch,
+            "examples per optimizer step (han, flat-attention, bag-of-words: 32 unless given)");
   add_real(cmd, "--lr", o->lr, Bounds::positive(), "Adam's learning rate (with --warmup: its peak)");
   add_count(cmd, "--warmup", o->warmup, 0, kMaxSteps,
             "steps of linear warm-up to --lr, then lr * sqrt(warmup / step) (Vaswani et al.; 0: constant lr)");
   add_real(cmd, "--clip", o->clip, Bounds::non_negative(), "max gradient norm (0: off)");
-  add_real(cmd, "--label-smoothing", o->label_smoothing, {0.0, 1.0, false, true});
+  add_real(cmd, "--label-smoothing", o->label_smoothing, {0.0, 1.0, false, true},
+           "the share of each target's probability spread evenly over the vocabulary (0: off; not for copying models)");
   add_count(cmd, "--eval-every", o->eval_every, 0, kMaxSteps, "steps between evaluations (0: at the end only)");
   add_count(cmd, "--checkpoint-every", o->checkpoint_every, 0, kMaxSteps,
             "steps between checkpoints (0: at the end only; grid: at the end only)");
   cmd->add_option("--dtype", o->dtype, "float32 (fast) or float64")->check(CLI::IsMember({"float32", "float64"}))
       ->capture_default_str();
-  add_count(cmd, "--min-length", o->min_length, 1, 10000, "shortest source (copy/reverse/sort)");
+  add_count(cmd, "--min-length", o->min_length, 1, 10000, "shortest source (copy/reverse/sort; default 5)")
+      ->default_str("");  // 0 stands for "not given": the task's own default applies
   add_count(cmd, "--max-length", o->max_length, 1, 10000,
-            "longest source (copy/reverse/sort; FILE.tsv: longer pairs dropped)");
+            "longest source (copy/reverse/sort; default 15); FILE.tsv: pairs with a side longer than this are "
+            "dropped, and train says how many (default 12)")
+      ->default_str("");
   add_count(cmd, "--n-train", o->n_train, 1, kMaxExamples,
-            "training examples to generate (not for FILE.tsv or FILE.jsonl; speech: utterances to speak)");
+            "training examples to generate (not for FILE.tsv or FILE.jsonl; speech: utterances to speak; default: "
+            "the task's own)")
+      ->default_str("");
   cmd->add_flag("--skip-malformed", o->skip_malformed, "FILE.tsv: skip malformed lines instead of stopping at the first");
-  cmd->add_flag("--lowercase,!--no-lowercase", o->lowercase, "FILE.tsv: lowercase both sides (default: on)");
-  cmd->add_flag("--split-punctuation,!--no-split-punctuation", o->split_punctuation,
-                "FILE.tsv: punctuation and French elisions as words of their own (default: on)");
+  add_switch(cmd, "--lowercase", "--no-lowercase", o->lowercase, "FILE.tsv: lowercase both sides");
+  add_switch(cmd, "--split-punctuation", "--no-split-punctuation", o->split_punctuation,
+             "FILE.tsv: punctuation and French elisions as words of their own");
   cmd->add_flag("--char-level", o->char_level, "FILE.tsv: one token per character instead of per word");
   add_real(cmd, "--valid-fraction", o->valid_fraction, {0.0, 1.0, true, true},
            "FILE.tsv: the share of pairs held out for evaluation (default 0.05); FILE.jsonl: the share of the "
@@ -420,7 +529,8 @@ void add_train_command(CLI::App& app) {
   add_count(cmd, "--max-words", o->max_words, 0, 100000,
             "FILE.jsonl: cut each sentence to its first N words (0: all; default 40)");
   cmd->add_option("--set", o->settings, "a model setting KEY=VALUE, e.g. --set decoder_dim=128 (repeatable)");
-  add_count(cmd, "--seed", o->seed, 0, kMaxSeed);
+  add_count(cmd, "--seed", o->seed, 0, kMaxSeed,
+            "seeds the data, the split, the initial weights and the order of the batches (the same seed, the same run)");
   cmd->add_option("--out", o->out, "the run folder (new or empty, unless --overwrite)");
   cmd->add_flag("--overwrite", o->overwrite, "replace the run in --out (its checkpoint is kept until the first new one)");
   cmd->add_option("--resume", o->resume, "continue the run in this folder (to --steps)");
@@ -430,8 +540,8 @@ void add_train_command(CLI::App& app) {
       for (const char* flag : {"--model", "--task", "--set", "--batch-size", "--lr", "--clip", "--label-smoothing",
                                "--dtype", "--min-length", "--max-length", "--n-train", "--seed", "--out",
                                "--skip-malformed", "--eval-every", "--checkpoint-every", "--overwrite", "--lowercase",
-                               "--split-punctuation", "--char-level", "--valid-fraction", "--test-file", "--min-freq",
-                               "--max-vocab", "--warmup", "--epochs", "--max-sentences", "--max-words"})
+                               "--no-lowercase", "--split-punctuation", "--no-split-punctuation", "--char-level",
+                               "--valid-fraction", "--test-file", "--min-freq", "--max-vocab", "--warmup", "--epochs", "--max-sentences", "--max-words"})
         if (cmd->count(flag))
           throw ValueError(std::string("train --resume: ") + flag +
                            (std::string(flag) == "--epochs"
@@ -466,7 +576,8 @@ void add_train_command(CLI::App& app) {
                                "bag-of-words on it (--model)");
       for (const char* flag : {"--steps", "--warmup", "--label-smoothing", "--eval-every", "--checkpoint-every",
                                "--min-length", "--max-length", "--n-train", "--skip-malformed",
-                               "--split-punctuation", "--char-level", "--test-file", "--max-vocab", "--bpe"})
+                               "--split-punctuation", "--no-split-punctuation", "--char-level", "--test-file",
+                               "--max-vocab", "--bpe"})
         if (cmd->count(flag))
           throw ValueError(std::string("train: ") + flag + " does not apply to a document classifier (it trains "
                            "in --epochs on a FILE.jsonl)");
@@ -486,8 +597,8 @@ void add_train_command(CLI::App& app) {
         throw ValueError(o->model == "las" ? "--model las transcribes speech: train it with --task speech"
                                            : "--task speech goes with --model las (Listen, Attend and Spell)");
       for (const char* flag : {"--steps", "--warmup", "--label-smoothing", "--eval-every", "--checkpoint-every",
-                               "--min-length", "--max-length", "--skip-malformed", "--lowercase", "--split-punctuation",
-                               "--char-level", "--valid-fraction", "--test-file", "--min-freq", "--max-vocab", "--bpe",
+                               "--min-length", "--max-length", "--skip-malformed", "--lowercase", "--no-lowercase",
+                               "--split-punctuation", "--no-split-punctuation", "--char-level", "--valid-fraction", "--test-file", "--min-freq", "--max-vocab", "--bpe",
                                "--max-sentences", "--max-words"})
         if (cmd->count(flag))
           throw ValueError(std::string("train: ") + flag + " does not apply to --model las (it trains in --epochs on "
@@ -546,8 +657,8 @@ void add_train_command(CLI::App& app) {
       if (!o->test_file.empty())
         task["test_file"] = std::filesystem::absolute(o->test_file).lexically_normal().string();
     } else {
-      for (const char* flag : {"--lowercase", "--split-punctuation", "--char-level", "--valid-fraction", "--test-file",
-                               "--min-freq", "--max-vocab", "--bpe"})
+      for (const char* flag : {"--lowercase", "--no-lowercase", "--split-punctuation", "--no-split-punctuation",
+                               "--char-level", "--valid-fraction", "--test-file", "--min-freq", "--max-vocab", "--bpe"})
         if (cmd->count(flag)) throw ValueError(std::string("train: ") + flag + " is for a FILE.tsv task only");
     }
     nlohmann::json config = {{"format", "attn-checkpoint"}, {"model", model}, {"task", task}, {"seed", o->seed},

@@ -243,9 +243,30 @@ class Train(BpeTest):
         self.assertEqual(folder_digest(run), before)
         write_part(run, "bpe.codes", "#attn bpe 2\n")
         self.fails("eval", "--checkpoint", run, message=unit(run) + "/bpe.codes:1: expected the header")
-        # More merges than the run learned.
-        write_part(run, "bpe.codes", good + "x y\n" * 40)
+        # More merges than the run learned: refused by eval, and by --resume before it trains.
+        write_part(run, "bpe.codes", good + "".join(f"{chr(0x100 + i)} {chr(0x200 + i)}\n" for i in range(40)))
         self.fails("eval", "--checkpoint", run, message="holds 70 merges, more than the 30")
+        before = folder_digest(run)
+        self.fails("train", "--resume", run, "--steps", "20", message="holds 70 merges, more than the 30")
+        self.assertEqual(folder_digest(run), before)
+        # Damaged in ways the format alone allows, and re-sealed: refused with the line, by eval and --resume.
+        lines = good.rstrip("\n").split("\n")
+        first, second = lines[1], lines[2]
+        for damaged, message in (
+                ("\n".join([lines[0], "a\x00 b"] + lines[1:]), ":2: holds the control character 0x00 (NUL)"),
+                ("\n".join([lines[0], "a\x1b[31m b"] + lines[1:]), ":2: holds the control character 0x1b (ESC)"),
+                ("\n".join([lines[0], "a\tc b"] + lines[1:]), ":2: holds the control character 0x09 (a TAB)"),
+                ("\n".join(lines + [first]), f":{len(lines) + 1}: the merge '{first}' is listed twice"),
+                ("\n".join([lines[0]] + lines[:0:-1]), "before any line makes it")):
+            write_part(run, "bpe.codes", damaged + "\n")
+            for args in (("eval", "--checkpoint", run), ("train", "--resume", run, "--steps", "20")):
+                self.fails(*args, message=(unit(run) + "/bpe.codes", message, "damaged"))
+        # Well-formed codes, but not the run's (its last merge dropped): --resume names the codes, not the corpus.
+        write_part(run, "bpe.codes", "\n".join(lines[:-1]) + "\n")
+        self.fails("train", "--resume", run, "--steps", "20",
+                   message=("vocab.json", "the corpus is unchanged", "bpe.codes was changed since the run began"))
+        write_part(run, "bpe.codes", b"#attn bpe 1\n" + second.encode() + b"\n\xff\xfe x\n")
+        self.fails("eval", "--checkpoint", run, message=(unit(run) + "/bpe.codes:3: not valid UTF-8", "damaged"))
         # Changed without the manifest: refused by it.
         write_part(run, "bpe.codes", good.replace("e </w>", "e s"), sign=False)
         self.fails("eval", "--checkpoint", run, message="bpe.codes: does not match manifest.json")

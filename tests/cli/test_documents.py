@@ -484,6 +484,64 @@ class Errors(DocumentTest):
                    message=(corpus, "at least 2 classes", "found 1"))
         self.assertFalse(os.path.exists(self.path("x")))
 
+    def test_refused_before_training(self):
+        """Section names or words a run could not use later, a class too small to be tested, documents
+        without a sentence: refused before training, naming the file, the line or the page."""
+        lines = corpus_lines()
+        x = self.path("x")
+        for name, bad, message in (
+                ("esc.jsonl", "1\u001b[31m", ("ESC", "a terminal escape")), ("tab.jsonl", "1\t2", "a TAB"),
+                ("newline.jsonl", "1\n", "a newline"), ("nul.jsonl", "1\u0000", "NUL")):
+            corpus = self.path(name)
+            page = json.dumps({"package": "x", "page": "p.1", "section": bad, "paragraphs": ["Open the file now."] * 3})
+            write_corpus(corpus, lines[:5] + ["", page] + lines[5:])  # line 7
+            self.fails("train", *model_args("han"), "--task", corpus, "--out", x,
+                       message=(corpus + ":7: ", 'the "section"', *((message,) if isinstance(message, str) else message)))
+        corpus = self.path("long_section.jsonl")
+        page = json.dumps({"package": "x", "page": "p.1", "section": "9" * 3000000, "paragraphs": ["Open it now."]})
+        write_corpus(corpus, lines + [page] * 3)
+        self.fails("train", *model_args("han"), "--task", corpus, "--out", x,
+                   message=(corpus + ":" + str(len(lines) + 1) + ": ", "3000000 bytes long", "at most 256"))
+        corpus = self.path("nul_word.jsonl")
+        page = json.dumps({"package": "x", "page": "nul.1", "section": "1", "paragraphs": ["Open the fi\u0000le now."]})
+        write_corpus(corpus, [page] * 4 + lines)
+        self.fails("train", *model_args("han"), "--task", corpus, "--out", x,
+                   message=(corpus, 'the document "nul.1"', "NUL"))
+        corpus = self.path("one_page_class.jsonl")
+        page = json.dumps({"package": "x", "page": "lonely.7", "section": "7", "paragraphs": ["Open the file now."]})
+        write_corpus(corpus, lines + [page])
+        self.fails("train", *model_args("han"), "--task", corpus, "--out", x,
+                   message=(corpus, 'the class ("section") "7" has 1 document', "3 or more"))
+        corpus = self.path("no_sentence.jsonl")
+        write_corpus(corpus, [json.dumps({"package": "x", "page": f"p{i}.1", "section": str(i % 2 + 1),
+                                          "paragraphs": [" "]}) for i in range(20)])
+        self.fails("train", *model_args("han"), "--task", corpus, "--out", x,
+                   message=(corpus, "none of its documents holds a sentence", "20 documents"))
+        self.assertFalse(os.path.exists(x))
+
+    def test_control_characters_of_a_page_are_shown_escaped(self):
+        """A page's terminal escapes and NUL bytes reach neither the terminal (classify) nor the SVG (heatmap)."""
+        page = self.path("escapes.txt")
+        with open(page, "wb") as f:
+            f.write("The \x1b[2J\x1b]0;owned\x07 option prints the \x00 file.\n\nSee the \u009b31m file.\n".encode())
+        out = self.ok("classify", "--checkpoint", self.han, "--show-attention", page)
+        for raw in ("\x1b", "\x00", "\x07", "\u009b"):
+            self.assertNotIn(raw, out)
+        self.assertIn("\\x1b[2j", out)  # lowercased with the page, shown as text
+        svg = self.path("escapes.svg")
+        self.ok("heatmap", "--checkpoint", self.han, page, "--out", svg)
+        ET.parse(svg)  # well-formed XML: raises otherwise
+        with open(svg, encoding="utf-8") as f:
+            self.assertNotIn("\x1b", f.read())
+
+    def test_min_freq_above_every_word(self):
+        corpus = self.path("min_freq.jsonl")
+        write_corpus(corpus, corpus_lines())
+        out = self.ok("train", *model_args("bag-of-words"), "--task", corpus, "--epochs", "1", "--min-freq", "100000",
+                      "--out", self.path("all_unk"))
+        self.assertIn("warning: no word occurs 100000 times in the training documents (--min-freq 100000): every "
+                      "word reads as <unk>", out)
+
     def test_too_few_for_validation(self):
         corpus = self.path("few.jsonl")
         lines = corpus_lines()

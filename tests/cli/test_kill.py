@@ -12,6 +12,7 @@ ATTN_KILL_COUNT (default 30) is the number of kills. Standard library only.
 import io
 import os
 import random
+import re
 import shutil
 import signal
 import subprocess
@@ -110,6 +111,46 @@ class Kill(unittest.TestCase):
               f"({finished} runs ended before their kill)", file=sys.stderr)
         self.assertEqual(survived, kills)
         self.assertEqual(leftovers, [])
+
+    def test_ctrl_c_commits_the_step_reached(self):
+        """Ctrl-C (SIGINT) at random moments: the run commits a checkpoint at the step it reached, says
+        which and the command that resumes it; resumed, it reaches the uninterrupted run's weights."""
+        whole = self.path("sigint_whole")
+        steps = 300  # long enough to be interrupted in its middle
+        args = [*TINY, "--checkpoint-every", "0", "--eval-every", "0"]  # only Ctrl-C commits before the end
+        began = time.monotonic()
+        self.ok("train", *args, "--steps", str(steps), "--out", whole)
+        duration = time.monotonic() - began
+        reference = arrays(whole)
+        rng = random.Random(int(os.environ.get("ATTN_KILL_SEED", "1")))
+        stopped = 0
+        for attempt in range(int(os.environ.get("ATTN_SIGINT_COUNT", "6"))):
+            run = self.path(f"sigint_{attempt}")
+            p = subprocess.Popen([common.ATTN, "train", *args, "--steps", str(steps), "--out", run],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
+            # wait until training has begun (the data and model are made), then interrupt at a random moment
+            deadline = time.monotonic() + 60
+            line = ""
+            while "training " not in line and time.monotonic() < deadline:
+                line = p.stdout.readline()
+            time.sleep(rng.uniform(0, duration / 2))
+            p.send_signal(signal.SIGINT)
+            out, err = p.communicate()
+            if p.returncode == 0:
+                continue  # it finished before the signal
+            stopped += 1
+            self.assertEqual(p.returncode, 130, err)
+            m = re.search(r"stopped by Ctrl-C at step (\d+) of %d; the checkpoint in (\S+) holds step \1" % steps, err)
+            self.assertIsNotNone(m, err)
+            self.assertEqual(m.group(2), run)
+            command = err.strip().split("\n")[-1].strip()
+            self.assertEqual(command, f"{common.ATTN} train --resume {run}")
+            self.assertIn("  ->  ", self.ok("translate", "--checkpoint", run, "1 2 3"))
+            status, out, err = attn(*command.split(" ")[1:])
+            self.assertEqual(status, 0, err)
+            self.assertIn(f"resumed at step {m.group(1)}", out)
+            self.assertEqual(arrays(run), reference, "a run resumed after Ctrl-C differs from the uninterrupted one")
+        self.assertGreater(stopped, 0, "no attempt was interrupted before its end")
 
     def test_a_killed_writers_plot_temporaries_are_removed(self):
         # A kill between writing a plot's temporary file and renaming it leaves ".loss.svg.tmp.PID.N";

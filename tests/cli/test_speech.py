@@ -355,12 +355,32 @@ class Errors(SpeechTest):
                    message=("--length-penalty", "does not apply to las"))
         self.fails("translate", "--checkpoint", self.run_dir, "--voice", "+f2", "four",
                    message=("--voice '+f2'", "LANGUAGE+VARIANT"))
+        # a voice espeak-ng does not know would be spoken in its default voice under the name asked for
+        self.fails("translate", "--checkpoint", self.run_dir, "--voice", "en+nosuchvariant", "four",
+                   message=("--voice 'en+nosuchvariant'", "no variant 'nosuchvariant'", "--voices=variant"))
+        self.fails("translate", "--checkpoint", self.run_dir, "--voice", "xx-nowhere", "four",
+                   message=("--voice 'xx-nowhere'", "no language 'xx-nowhere'"))
+        self.fails("translate", "--checkpoint", self.run_dir, "--voice", "", "four",
+                   message=("--voice", "got an empty value"))
+        self.fails("translate", "--checkpoint", self.run_dir, "--voice", "en+", "four", message="LANGUAGE+VARIANT")
+        # a long text would take minutes to speak and come back cut at the transcript's limit
+        self.fails("translate", "--checkpoint", self.run_dir, "four " * 50,
+                   message=("las transcribes at most 200 characters", "this text has 250", "shorter parts"))
 
     def test_voice_on_another_model(self):
         run = self.path("bahdanau")
         self.ok("train", *TINY, "--steps", "5", "--out", run)
         self.fails("translate", "--checkpoint", run, "--voice", "en-us+f2", "1 2 3",
                    message=("--voice is for a run of las", "bahdanau"))
+
+    def test_task_of_another_name(self):
+        """A las config whose task is not "speech" is another run's: eval refuses it by its key."""
+        run = self.path("speeches")
+        shutil.copytree(self.run_dir, run)
+        config = json.loads(read_part(run, "config.json"))
+        config["task"]["name"] = "speeches"
+        write_part(run, "config.json", json.dumps(config, indent=2))
+        self.fails("eval", "--checkpoint", run, message=("config.json", "'name'", '"speech"', '"speeches"'))
 
     def test_tampered_vocab(self):
         for name, sign, message in (("unsigned", False, ("vocab.json", "manifest.json")),
