@@ -25,6 +25,17 @@ and this tool keeps the text between the markers equal to the published value:
     /usr/bin/python3 tools/quotes.py --numerals [--list]
                                                  count the quotes and the numerals left in prose,
                                                  per chapter (--list prints each one in context)
+    /usr/bin/python3 tools/quotes.py --comparatives [--list]
+                                                 count the claims and the comparative words left in
+                                                 prose outside them, per chapter
+
+Comparisons are claims: a cell publishes a verdict (attn::notebook::compare in viz/compare.hpp:
+lower, higher, faster, slower, within noise, or one run; no comparison), and prose asserts it:
+
+    the Markov prior's <!--claim markov_vs_plain.aer: lower-->alignment error is lower<!--/claim-->
+
+--check (and --write, which cannot mend a sentence) fails when the asserted verdict is not the
+published one, or the name publishes nothing, or is no verdict.
 
 Names: in a notebook's markdown a bare name is the notebook's own; in
 docs/chapters/NN-*.md a bare name is notebooks/NN_*.ipynb's. Any file may name
@@ -47,6 +58,15 @@ MIME = "application/vnd.attn.quote+json"
 MARKER = re.compile(r"<!--q ([^\s>]+)-->((?:(?!<!--).)*?)<!--/q-->")
 OPEN_MARKER = re.compile(r"<!--q\b")
 NAME = re.compile(r"^(?:([A-Za-z0-9_/]+):)?([A-Za-z0-9._-]+)$")
+# <!--claim name: verdict-->text<!--/claim-->: the text is prose (quotes allowed, over several lines),
+# never another claim.
+CLAIM = re.compile(r"<!--claim ([^\s>]+): ([^<>\n]*?)-->((?:(?!<!--/?claim\b).)*?)<!--/claim-->", re.S)
+OPEN_CLAIM = re.compile(r"<!--claim\b")
+CLAIM_ENDS = re.compile(r"<!--claim [^<>\n]*?-->|<!--/claim-->")
+# The words viz/compare.hpp publishes; a direction is drawn only by the first four.
+DIRECTIONS = ("lower", "higher", "faster", "slower")
+NO_DIRECTION = ("within noise", "one run; no comparison")
+VERDICTS = DIRECTIONS + NO_DIRECTION
 
 
 class Problem(Exception):
@@ -83,6 +103,19 @@ def cell_text(field):
     return "".join(field) if isinstance(field, list) else field
 
 
+def verdict_rules(nb):
+    """name -> the rule compare() published beside a verdict (shown when a claim disagrees)."""
+    rules = {}
+    for cell in nb["cells"]:
+        for out in cell.get("outputs", []):
+            q = out.get("data", {}).get(MIME)
+            if isinstance(q, str):
+                q = json.loads(q)
+            if isinstance(q, dict) and "rule" in q:
+                rules[q["name"]] = q["rule"]
+    return rules
+
+
 def published(nb_path, nb):
     """name -> (text, cell index) for every quote the notebook's outputs carry."""
     values = {}
@@ -108,11 +141,14 @@ class Course:
         self.root = root
         self.notebooks = {}  # key -> (path, json)
         self.values = {}     # key -> {name: (text, cell)}
+        self.rules = {}      # key -> {name: the rule that decided a published verdict}
+        self.claims = 0      # claims seen by fill(), all files
         self.problems = []
         for p in notebook_paths(root):
             key = notebook_key(p, root)
             nb = read_json(p)
             self.notebooks[key] = (p, nb)
+            self.rules[key] = verdict_rules(nb)
             try:
                 self.values[key] = published(rel(p, root), nb)
             except Problem as e:
@@ -173,7 +209,47 @@ class Course:
         if opened != count[0]:
             problems.append("%s: %d '<!--q' markers but %d well-formed quotes <!--q NAME-->text<!--/q--> "
                             "(one line, no nesting)" % (where[0], opened, count[0]))
+        self.check_claims(text, home, where, problems, in_code)
         return new, count[0]
+
+    def check_claims(self, text, home, where, problems, in_code):
+        """Each claim's asserted verdict against the verdict its cell published; --write cannot mend
+        a claim (the sentence around it needs rewriting), so it is checked in both modes."""
+        claims = [m for m in CLAIM.finditer(text) if not in_code(m.start())]
+        self.claims += len(claims)
+        for m in claims:
+            line = where[1] + text.count("\n", 0, m.start())
+            ref, asserted = m.group(1), m.group(2).strip()
+            at = "%s:%d: claim %s" % (where[0], line, ref)
+            try:
+                want, cell = self.resolve(ref, home)
+            except Problem as e:
+                problems.append("%s: %s" % (at, e))
+                continue
+            if asserted not in VERDICTS:
+                problems.append("%s asserts '%s', which is not a verdict (%s)" % (at, asserted, ", ".join(VERDICTS)))
+                continue
+            if want not in VERDICTS:
+                problems.append("%s: its output (cell %d) is '%s', not a verdict: a claim names a value that "
+                                "compare() or compare_timings() publishes" % (at, cell, want))
+                continue
+            if asserted == want:
+                continue
+            n = NAME.match(ref)
+            rule = self.rules.get(n.group(1) or home, {}).get(n.group(2))
+            because = " (%s)" % rule if rule else ""
+            if asserted in DIRECTIONS and want in NO_DIRECTION:
+                problems.append("%s asserts a direction, '%s', but its output (cell %d) is '%s'%s: its numbers "
+                                "carry no direction, and the sentence may not draw one"
+                                % (at, asserted, cell, want, because))
+            else:
+                problems.append("%s asserts '%s', but its output (cell %d) is '%s'%s"
+                                % (at, asserted, cell, want, because))
+        # An opening marker that the pattern did not take would leave a comparison unchecked.
+        opened = sum(1 for m in OPEN_CLAIM.finditer(text) if not in_code(m.start()))
+        if opened != len(claims):
+            problems.append("%s: %d '<!--claim' markers but %d well-formed claims "
+                            "<!--claim NAME: VERDICT-->text<!--/claim--> (no nesting)" % (where[0], opened, len(claims)))
 
     def run(self, write, only=None):
         """Checks (or fills) every prose file; returns (problems, {file: number of quotes})."""
@@ -296,7 +372,7 @@ def quote_places(course):
 
     def scan(text, home, where):
         code = [(c.start(), c.end()) for pat in (FENCE, CODE) for c in pat.finditer(text)]
-        for m in MARKER.finditer(text):
+        for m in list(MARKER.finditer(text)) + list(CLAIM.finditer(text)):
             n = NAME.match(m.group(1))
             if not n or any(a <= m.start() < b for a, b in code):
                 continue
@@ -396,6 +472,7 @@ def prose_numerals(text):
     """The numerals of a markdown text that are not quotes, code, math, addresses or references:
     returns (numerals in text as (line, numeral, context), count in math)."""
     text = MARKER.sub(lambda m: "#" * len(m.group(0)), text)
+    text = CLAIM_ENDS.sub(lambda m: "#" * len(m.group(0)), text)
     for pat in (FENCE, CODE, LINK_TARGET):
         text = pat.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
     in_math = sum(len(NUMERAL.findall(m.group(0))) for m in MATH.finditer(text))
@@ -448,17 +525,96 @@ def numerals_report(course, listing):
     print("%-22s %7d %14d %14d" % ("all", total[0], total[1], total[2]))
 
 
+# --- the comparative words left unbound -------------------------------------------------------
+
+# Words that compare; outside a claim each is either about a paper, a definition or a setting, or a
+# comparison still to bind. "N times" counts with a numeral, a quote, k or N, or a number word.
+COMPARATIVE = re.compile(r"\b(?:faster|slower|better|worse|beats|beat|more|less|higher|lower|only|grows|flat)\b|"
+                         r"(?:(?<![\w.])\d[\d,]*(?:\.\d+)?|\x00|\b(?:[kN]|two|three|four|five|six|seven|eight|"
+                         r"nine|ten|hundred|thousand))\s+times\b", re.I)
+
+
+def prose_comparatives(text):
+    """The comparative words of a markdown text outside claims, code, quotes and addresses:
+    returns [(line, word, context)]."""
+    blank = lambda m: re.sub(r"[^\n]", " ", m.group(0))  # noqa: E731
+    text = CLAIM.sub(blank, text)
+    text = MARKER.sub(lambda m: "\x00" + " " * (len(m.group(0)) - 1), text)  # a quote still counts in "N times"
+    for pat in (FENCE, CODE, LINK_TARGET):
+        text = pat.sub(blank, text)
+    found = []
+    for m in COMPARATIVE.finditer(text):
+        line = text.count("\n", 0, m.start()) + 1
+        start = text.rfind("\n", 0, m.start()) + 1
+        end = text.find("\n", m.end())
+        context = text[start:end if end >= 0 else None].replace("\x00", "Q").strip()
+        word = re.sub(r"\s+", " ", m.group(0).replace("\x00", "Q"))
+        word = word if word.endswith("times") else word.lower()
+        found.append((line, word, re.sub(r"\s+", " ", context)[:140]))
+    return found
+
+
+def chapter_files(course, ch):
+    """A chapter's prose: [(path, [(cell or None, markdown)])] for its notebook, its solutions and its page."""
+    files = []
+    for key in (ch, "solutions/" + ch):
+        if key in course.notebooks:
+            path, nb = course.notebooks[key]
+            files.append((path, [(i, cell_text(c["source"])) for i, c in enumerate(nb["cells"])
+                                 if c["cell_type"] == "markdown"]))
+    for p in page_paths(course.root):
+        if course.chapter_notebook(p) == ch:
+            with open(p, encoding="utf-8") as f:
+                files.append((p, [(None, f.read())]))
+    return files
+
+
+def comparatives_report(course, listing):
+    """Per chapter: the claims bound, and the comparative words left outside them (--list: each in context)."""
+    chapters = sorted({k.split("/")[-1] for k in course.notebooks})
+    rows = []
+    for ch in chapters:
+        claims, left = 0, []
+        for path, parts in chapter_files(course, ch):
+            for cell, text in parts:
+                code = [(c.start(), c.end()) for pat in (FENCE, CODE) for c in pat.finditer(text)]
+                claims += sum(1 for m in CLAIM.finditer(text) if not any(a <= m.start() < b for a, b in code))
+                for line, word, ctx in prose_comparatives(text):
+                    where = rel(path, course.root) + (" cell %d" % cell if cell is not None else "") + ":%d" % line
+                    left.append((where, word, ctx))
+        if listing:
+            for where, word, ctx in left:
+                print("%-45s %-10s %s" % (where, word, ctx))
+        by_word = {}
+        for _, word, _ in left:
+            word = "N times" if word.endswith(" times") else word
+            by_word[word] = by_word.get(word, 0) + 1
+        rows.append((ch, claims, len(left), by_word))
+    print("%-22s %6s %6s  %s" % ("chapter", "claims", "left", "comparative words left, most frequent first"))
+    total = {}
+    for ch, claims, n, by_word in rows:
+        for w, k in by_word.items():
+            total[w] = total.get(w, 0) + k
+        words = ", ".join("%s %d" % wk for wk in sorted(by_word.items(), key=lambda wk: (-wk[1], wk[0])))
+        print("%-22s %6d %6d  %s" % (ch, claims, n, words))
+    words = ", ".join("%s %d" % wk for wk in sorted(total.items(), key=lambda wk: (-wk[1], wk[0])))
+    print("%-22s %6d %6d  %s" % ("all", sum(r[1] for r in rows), sum(r[2] for r in rows), words))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     mode = ap.add_mutually_exclusive_group(required=True)
     mode.add_argument("--write", action="store_true", help="fill every quote from the committed outputs")
     mode.add_argument("--check", action="store_true", help="exit 1 when a quote differs from its output")
     mode.add_argument("--numerals", action="store_true", help="count quotes and the numerals left, per chapter")
+    mode.add_argument("--comparatives", action="store_true", help="count claims and the comparative words left "
+                      "outside them, per chapter")
     mode.add_argument("--moved", metavar="OLD", help="list the values that moved since OLD (a git revision "
                       "or a directory holding another copy of the course), with the places quoting them")
     ap.add_argument("--by", type=float, help="with --moved: the relative change that counts, a fraction of the "
                     "old value (default 0.15)")
-    ap.add_argument("--list", action="store_true", help="with --numerals: print each numeral left in context")
+    ap.add_argument("--list", action="store_true", help="with --numerals or --comparatives: print each one left "
+                    "in context")
     ap.add_argument("--root", default=ROOT, help="the repository to read (default: this checkout)")
     ap.add_argument("files", nargs="*", help="with --write or --check: only these notebooks and pages")
     args = ap.parse_args()
@@ -474,6 +630,9 @@ def main():
     course = Course(os.path.abspath(args.root))
     if args.numerals:
         numerals_report(course, args.list)
+        return 0
+    if args.comparatives:
+        comparatives_report(course, args.list)
         return 0
     if args.moved is not None:
         try:
@@ -491,6 +650,8 @@ def main():
         print("%d problems in %d quotes" % (len(problems), n))
         return 1
     print("%d quotes in %d files, all equal to their outputs" % (n, sum(1 for c in counts.values() if c)))
+    if course.claims:
+        print("%d claims, each asserting the verdict its output computed" % course.claims)
     return 0
 
 
