@@ -34,6 +34,16 @@ bool encloses(const TopLevelStatement& s) {
   return s.lambda && !s.names.empty() && words.count(s.first) == 0;
 }
 
+// A struct, class, union or enum defined (with its body): it goes into an inline namespace of
+// its own too. Run again, the cell's new type then has new mangled names, and so do the
+// templates instantiated over it (show_result<P>, std::vector<P>): with the old ones, clang 19's
+// code generator met the undone type's instantiation under the same name and the kernel died.
+bool defines_type(const TopLevelStatement& s, const std::string& code) {
+  static const std::set<std::string> words = {"struct", "class", "union", "enum"};
+  return words.count(s.first) > 0 && !s.names.empty() && s.ends_with_semi &&
+         code.substr(s.begin, s.end - s.begin).find('{') != std::string::npos;
+}
+
 // The cell's last statement, without ';', when it is an expression: its value is shown.
 bool shows(const TopLevelStatement& s) {
   static const std::set<std::string> words = {"return", "break", "continue", "goto", "case", "default", "else",
@@ -112,7 +122,7 @@ std::vector<std::string> rewrite_cell(const std::string& code, int& serial) {
         const std::string fn = std::string(kernel_prefix) + "stmt_" + std::to_string(++serial);
         text.insert(it->end - from, " } " + fn + "();");
         text.insert(it->begin - from, "void " + fn + "() { ");
-      } else if (encloses(*it)) {
+      } else if (encloses(*it) || defines_type(*it, code)) {
         text.insert(it->end - from, " }");
         text.insert(it->begin - from, "inline namespace " + std::string(kernel_prefix) + "ns_" +
                                           std::to_string(++serial) + " { ");

@@ -19,6 +19,9 @@
 //    goes into an inline namespace of its own, `inline namespace __attn_ns_8 {
 //    ... }`: its names are used as before, unqualified, and its lambdas' mangled
 //    names are new each time, so the cell can be run again with new lambdas.
+//    A struct, class, union or enum definition goes into one too: the templates
+//    instantiated over the new type get new mangled names when the cell runs
+//    again (the old ones killed the kernel: show_result<P> of a struct shown).
 //  - The cell's last statement, an expression without ';', is shown as the
 //    cell's result (execute_result), as in xeus-cling:
 //    `xcpp::detail::show_result(((x), xcpp::detail::no_value{}));`, with

@@ -102,7 +102,10 @@ class InstantiatedForInput : public clang::RecursiveASTVisitor<InstantiatedForIn
   bool VisitMemberExpr(clang::MemberExpr* e) { return add(e->getMemberDecl()); }
   bool VisitCXXConstructExpr(clang::CXXConstructExpr* e) {
     clang::CXXRecordDecl* record = e->getConstructor()->getParent();
-    if (record->isDynamicClass() && llvm::isa<clang::ClassTemplateSpecializationDecl>(record) &&
+    // Only an implicit instantiation's vtable is emitted by every module that needs it; an
+    // explicitly instantiated one (std::ostream's) lives in its library.
+    auto* spec = llvm::dyn_cast<clang::ClassTemplateSpecializationDecl>(record);
+    if (spec && record->isDynamicClass() && spec->getSpecializationKind() == clang::TSK_ImplicitInstantiation &&
         seen_.insert(record).second)
       vtables.push_back(record);
     if (clang::CXXDestructorDecl* dtor = record->getDestructor()) add(dtor);

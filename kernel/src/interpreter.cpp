@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iomanip>
+#include <regex>
 #include <sstream>
 #include <future>
 #include <thread>
@@ -72,6 +73,13 @@ std::vector<std::string> learner_diagnostics(const std::string& diagnostics) {
   for (const auto& line : split_lines(diagnostics))
     if (line.rfind("In file included from <<< inputs >>>", 0) != 0) lines.push_back(line);
   return lines;
+}
+
+// A shown type's name without the inline namespaces the kernel put the cell's definitions in
+// (cell_rewrite.hpp): `__attn_ns_12::Point` is the learner's `Point`.
+std::string without_kernel_namespaces(const std::string& text) {
+  static const std::regex kernel_ns(std::string(kernel_prefix) + "ns_[0-9]+::");
+  return std::regex_replace(text, kernel_ns, "");
 }
 
 // This program's path, for the PCH check's child (pch.hpp).
@@ -139,7 +147,8 @@ void Interpreter::display(const std::string& data, const std::string& metadata, 
                           bool update) {
   output_->flush();  // what the cell printed before comes before the display
   output_->locked([&] {
-    nl::json d = nl::json::parse(data), m = nl::json::parse(metadata), t = nl::json::parse(transient);
+    nl::json d = nl::json::parse(without_kernel_namespaces(data)), m = nl::json::parse(metadata),
+             t = nl::json::parse(transient);
     if (update)
       update_display_data(std::move(d), std::move(m), std::move(t));
     else
@@ -154,7 +163,7 @@ void Interpreter::clear(bool wait) {
 
 void Interpreter::execute_result(const std::string& data) {
   output_->flush();  // what the cell printed before comes before its result
-  nl::json bundle = nl::json::parse(data);
+  nl::json bundle = nl::json::parse(without_kernel_namespaces(data));
   if (bundle.contains("text/plain") && bundle["text/plain"].is_string())
     history_.set_output(count_, bundle["text/plain"].get<std::string>());
   output_->locked([&] { publish_execution_result(count_, std::move(bundle), nl::json::object()); });

@@ -490,6 +490,14 @@ class FailedCell(unittest.TestCase):
         self.assertEqual(reply["evalue"], "second")
         self.fails("attn::softmax(attn::tensor({1.0, 2.0}), 3);", "attn::ShapeError")
 
+    def test_a_cell_showing_a_struct_run_again(self):
+        # (The edit-and-run-again loop; the kernel died here: show_result<P> of the undone P.)
+        cell = "struct P { int a; };\nP p = P{8};\np"
+        self.shows(cell, "P (no operator<< or mime_bundle_repr to show it)")
+        self.shows(cell, "P (no operator<< or mime_bundle_repr to show it)")
+        self.shows("std::vector<P> ps = {p, p};\nps.size()", "2")
+        self.shows("p.a", "8")
+
     def test_an_error_in_a_template_instantiated_at_the_end_of_the_cell(self):
         self.fails("template <class T> T twice_t(T x) { return x.nope(); }\nint tr = twice_t(3);\ntr", "CompileError")
         self.shows("int tr = 4;\ntr", "4")
