@@ -435,7 +435,8 @@ void add_heatmap_command(CLI::App& app) {
             "Transformer, --out: the layer to draw, from 0 (default: the last)")
       ->default_str("");  // the last layer: known only once the run is read
   add_count(cmd, "--head", o->choice.head, 0, 1000,
-            "Transformer, --out: the head to draw, from 0 (default: every head of the layer, as a grid)");
+            "Transformer, --out: the head to draw, from 0 (default: every head of the layer, as a grid)")
+      ->default_str("");
   add_switch(cmd, "--merge-subwords", "--no-merge-subwords", o->merge,
              "a run trained with --bpe: draw words, a word's row the mean of its pieces' rows and its column the "
              "sum of its pieces' columns (--no-merge-subwords draws the subwords); --html's decoding steps stay one "

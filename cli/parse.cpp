@@ -129,8 +129,13 @@ CLI::Option* add_real(CLI::App* cmd, const std::string& flag, double& value, Bou
 
 void add_switch(CLI::App* cmd, const std::string& on, const std::string& off, bool& value, const std::string& help) {
   CLI::Option* yes = cmd->add_flag_callback(on, [&value] { value = true; }, help + " (default: on)");
-  CLI::Option* no = cmd->add_flag_callback(off, [&value] { value = false; }, "turn " + on + " off");
-  yes->excludes(no);
+  cmd->add_flag_callback(
+      off,
+      [&value, yes, on, off] {
+        if (yes->count()) throw CLI::ValidationError(on + " and " + off + " contradict each other: give one of them");
+        value = false;
+      },
+      "turn " + on + " off");
 }
 
 Fields::Fields(const nlohmann::json& object, std::string where) : object_(object), where_(std::move(where)) {

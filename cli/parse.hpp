@@ -50,7 +50,7 @@ CLI::Option* add_real(CLI::App* cmd, const std::string& flag, double& value, Bou
                       const std::string& help = "");
 
 // A setting that is on unless turned off: two flags, `on` and `off` ("--lowercase", "--no-lowercase"), each
-// with its own line in --help (one negatable flag shows as "--lowercase,--no-lowercase{false}"). Giving both is an error.
+// with its own line in --help (one negatable flag shows as "--lowercase,--no-lowercase{false}"). Both: an error.
 void add_switch(CLI::App* cmd, const std::string& on, const std::string& off, bool& value, const std::string& help);
 
 // The fields of one JSON object, read strictly. `where` names it in errors:

@@ -117,7 +117,13 @@ class CommandLine(common.ScratchTest):
         self.assertIn("FLOAT=0.003", train)
         self.assertNotIn("--max-length UINT=0", train)  # the default that applies is 12 (FILE.tsv) or 15
         self.assertIn("(default 12)", train)
-        self.assertNotIn("--layer UINT=0", self.ok("heatmap", "--help"))  # the default is the last layer
+        heatmap = self.ok("heatmap", "--help")
+        self.assertNotIn("--layer UINT=0", heatmap)  # the default is the last layer
+        self.assertNotIn("--head UINT=0", heatmap)  # and every head
+        self.assertNotIn("{false}", train)  # --lowercase and --no-lowercase, each with its meaning
+        self.assertNotIn("Excludes", train)
+        self.fails("train", "--task", self.corpus, "--lowercase", "--no-lowercase", "--out", self.path("both"),
+                   message="--lowercase and --no-lowercase contradict each other")
 
     def test_version(self):
         status, out, err = attn("--version")
