@@ -117,7 +117,27 @@ class InstantiatedForInput : public clang::RecursiveASTVisitor<InstantiatedForIn
     return add(const_cast<clang::CXXDestructorDecl*>(e->getTemporary()->getDestructor()));
   }
 
+  // Every specialization made of the function templates in namespace `name` (and those inside
+  // it). The kernel's own display helpers (xcpp::detail::show_result, its operator,) are
+  // instantiated for a shown value even when a parse error then discards the statement, where
+  // no walk of what the input kept can find them.
+  void add_specializations_in(clang::DeclContext& context, const char* name) {
+    for (clang::NamedDecl* found : context.lookup(&ctx_.Idents.get(name)))
+      if (auto* ns = llvm::dyn_cast<clang::NamespaceDecl>(found)) add_specializations_in(*ns);
+  }
+
  private:
+  void add_specializations_in(clang::NamespaceDecl& ns) {
+    for (clang::NamespaceDecl* part : ns.redecls())
+      for (clang::Decl* decl : part->decls()) {
+        if (auto* inner = llvm::dyn_cast<clang::NamespaceDecl>(decl)) {
+          if (inner->isFirstDecl()) add_specializations_in(*inner);
+        } else if (auto* tmpl = llvm::dyn_cast<clang::FunctionTemplateDecl>(decl)) {
+          for (clang::FunctionDecl* spec : tmpl->specializations()) add(spec);
+        }
+      }
+  }
+
   clang::ASTContext& ctx_;
   std::set<clang::Decl*> seen_;
 
@@ -348,6 +368,7 @@ void Engine::Impl::recover_from_failed_input() {
   InstantiatedForInput made(interp->getASTContext());
   clang::TranslationUnitDecl* failed = interp->getASTContext().getTranslationUnitDecl();
   for (clang::Decl* decl : failed->decls()) made.TraverseDecl(decl);
+  made.add_specializations_in(*failed->getPrimaryContext(), "xcpp");
   // clang 19 keeps a failed input's (empty) PTU in its list, where Undo(n) would count it in
   // place of one of the cells' inputs: it goes first.
   take_back("the failed input");

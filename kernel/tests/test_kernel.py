@@ -498,6 +498,16 @@ class FailedCell(unittest.TestCase):
         self.shows("std::vector<P> ps = {p, p};\nps.size()", "2")
         self.shows("p.a", "8")
 
+    def test_a_value_cell_with_a_missing_parenthesis_then_a_value_of_its_type(self):
+        self.fails("sizeof(double", "CompileError")  # its statement is dropped, its show_result<size_t> made
+        self.shows("std::vector<double> w = {8.0};\nw.size()", "1")
+
+    def test_undo_then_the_first_exception(self):
+        self.assertEqual(run(self.kc, "int a = 1;", km=self.km)[0]["status"], "ok")
+        self.assertEqual(run(self.kc, "%undo", km=self.km)[0]["status"], "ok")
+        reply, _ = self.fails('throw std::runtime_error("first");', "std::runtime_error")
+        self.assertEqual(reply["evalue"], "first")
+
     def test_an_error_in_a_template_instantiated_at_the_end_of_the_cell(self):
         self.fails("template <class T> T twice_t(T x) { return x.nope(); }\nint tr = twice_t(3);\ntr", "CompileError")
         self.shows("int tr = 4;\ntr", "4")
