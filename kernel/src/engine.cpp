@@ -175,7 +175,8 @@ class InstantiatedForInput : public clang::RecursiveASTVisitor<InstantiatedForIn
 // layer, this manager hears of a removal first and moves the module's memory
 // and its registered unwind frames to a tracker that is never removed; the
 // module's symbols still go, so its names can be defined again. The cost: the
-// code of cells taken back stays in memory (kilobytes a cell).
+// code of cells taken back stays in memory (about 1.8 MB for each re-run of a
+// cell that shows a tensor, measured; 0.24 MB before).
 class KeepRemovedCode : public llvm::orc::ResourceManager {
  public:
   KeepRemovedCode(llvm::orc::ExecutionSession& session, llvm::orc::ResourceManager& layer, llvm::orc::JITDylib& jd)
