@@ -27,7 +27,7 @@ for arg in "$@"; do
     --with-kernel) packages+=(xeus-dev libzmq3-dev libclang-19-dev libclang-cpp19-dev llvm-19-dev clang-19
                               jupyter-notebook jupyter-client jupyter-nbconvert python3-nbclient
                               python3-nbconvert python3-jupyter-client python3-jupyter-kernel-test
-                              jupyter-console python3-pexpect) ;;
+                              jupyter-console python3-pexpect strace) ;;  # strace: the files a notebook reads
     --with-browser) packages+=(chromium chromium-driver python3-selenium) ;;
     *) echo "setup.sh: unknown option '$arg'" >&2; exit 2 ;;
   esac

@@ -2,6 +2,7 @@
 
 #include "cell_names.hpp"
 #include "core/interrupt.hpp"
+#include "usage.hpp"
 
 #include <clang/AST/ASTConsumer.h>
 #include <clang/AST/ASTContext.h>
@@ -476,6 +477,7 @@ RunResult Engine::run(const std::string& code) {
     return r;
   }
   r.made_ptu = true;
+  record_usage(*impl_->interp->getCompilerInstance(), *ptu);  // ATTN_KERNEL_USAGE (usage.hpp)
   if (ptu->TUPart) {
     r.declared = defined_names(*ptu->TUPart);
     r.lambdas = has_lambda(*ptu->TUPart);

@@ -62,9 +62,14 @@ import zipfile
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("MKL_NUM_THREADS", "1")
 
-import numpy as np  # noqa: E402 (after the thread settings, which numpy's BLAS reads when loaded)
+try:  # after the thread settings, which numpy's BLAS reads when loaded
+    import numpy as np
+except ImportError:  # python3-numpy comes with python3-torch (tools/setup.sh --with-bench)
+    np = None
 
 try:
+    if np is None:
+        raise ImportError("numpy")
     import torch
     import torch.nn as nn
     import torch.nn.functional as F
