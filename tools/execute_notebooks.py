@@ -422,7 +422,6 @@ def report(args, runs, results, lib_hash, record):
         if os.path.abspath(out) == os.path.abspath(p):
             # The notebook's own prose quotes its new outputs (tools/quotes.py); pages and
             # other notebooks follow with `tools/quotes.py --write`.
-            sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
             import quotes
             for problem in quotes.fill_notebook(os.path.abspath(p)):
                 print("    quote: " + problem)

@@ -495,16 +495,7 @@ def numerals_report(course, listing):
     rows = []
     total = [0, 0, 0]
     for ch in chapters:
-        files = []
-        for key in (ch, "solutions/" + ch):
-            if key in course.notebooks:
-                path, nb = course.notebooks[key]
-                files.append((path, [(i, cell_text(c["source"])) for i, c in enumerate(nb["cells"])
-                                     if c["cell_type"] == "markdown"]))
-        page = [p for p in page_paths(course.root) if course.chapter_notebook(p) == ch]
-        for p in page:
-            with open(p, encoding="utf-8") as f:
-                files.append((p, [(None, f.read())]))
+        files = chapter_files(course, ch)
         quotes = sum(counts.get(path, 0) for path, _ in files)
         left, math = [], 0
         for path, parts in files:

@@ -39,8 +39,10 @@ def tokenizer():
     for changed, what in [(base.replace("a+1", "a+2"), "a number"), (base.replace("a+1", "a-1"), "an operator"),
                           (base.replace("// not a", "// no a"), "a string holding //"),
                           (base.replace("#define N 3\n", "#define N\n3\n"), "a directive's line break"),
-                          (base.replace("return a+1", "return a++1"), "maximal munch (+ + vs ++)")]:
+                          ]:
         expect(freshness.code_hash(changed) != freshness.code_hash(base), "a change of %s changes the hash" % what)
+    # Maximal munch: `a+ +b` and `a++b` are different code; one-character punctuators would hash them alike.
+    expect(freshness.code_hash("x = a+ +b;") != freshness.code_hash("x = a++b;"), "maximal munch (+ + vs ++)")
     raw = 'auto s = R"x(a // b )" c)x"; int y;'
     expect(freshness.tokens(raw)[3] == 'R"x(a // b )" c)x"', "a raw string is one token")
 
