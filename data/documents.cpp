@@ -98,35 +98,40 @@ std::size_t Document::words() const {
 }
 
 std::vector<std::string> split_sentences(const std::string& paragraph) {
+  // Linear in the paragraph: every character is looked at a bounded number of times. The word a
+  // mark ends starts at `word_start` (kept as `current` grows, not searched back for), and only
+  // the blanks after the mark are looked at for a line end, not the rest of the paragraph.
   std::vector<std::string> out;
   std::string current;
+  std::size_t word_start = 0;  // in `current`: just past its last blank
   const auto finish = [&] {
     std::string sentence = trim(current);
     if (!sentence.empty()) out.push_back(std::move(sentence));
     current.clear();
+    word_start = 0;
   };
   const std::string& p = paragraph;
   for (std::size_t i = 0; i < p.size();) {
     const char c = p[i];
     if (c != '.' && c != '!' && c != '?') {
       current += (c == '\n' || c == '\r') ? ' ' : c;  // a line break inside a sentence is a space
+      if (is_blank(c)) word_start = current.size();
       ++i;
       continue;
     }
-    // The word this mark ends, for the abbreviation test: back to the last blank.
-    const auto blank = std::find_if(current.rbegin(), current.rend(), is_blank).base() - current.begin();
-    const std::string word = current.substr(static_cast<std::size_t>(blank)) + c;
+    const std::size_t word_end = current.size();  // the word this mark ends is current[word_start, word_end) + c
     std::size_t end = i;  // past the run of marks ("...", "?!") and what closes the sentence
     while (end < p.size() && (p[end] == '.' || p[end] == '!' || p[end] == '?')) ++end;
     const bool single_period = end == i + 1 && c == '.';
     for (std::size_t n; (n = closer_length(p, end)) > 0;) end += n;
-    current += p.substr(i, end - i);
+    current.append(p, i, end - i);  // marks and closers hold no blank: word_start stays
     i = end;
     std::size_t next = end;  // the first character after the blanks
-    while (next < p.size() && is_blank(p[next])) ++next;
+    bool line_ends = false;  // the line ends with the sentence: a line break among those blanks
+    for (; next < p.size() && is_blank(p[next]); ++next) line_ends = line_ends || p[next] == '\n' || p[next] == '\r';
     if (next == end) continue;  // "3.5", "foo.c", "e.g": no blank, no end
-    if (single_period && is_abbreviation(word)) continue;
-    const bool line_ends = p.find_first_of("\n\r", end) < next;  // the line ends with the sentence
+    // Copied only here, where a blank follows: words that end at a mark then do not overlap.
+    if (single_period && is_abbreviation(current.substr(word_start, word_end - word_start) + c)) continue;
     if (next == p.size() || line_ends || starts_sentence(p, next)) finish();
   }
   finish();

@@ -1,4 +1,4 @@
-// Spoken digits made on the machine, for Listen, Attend and Spell (Chan et al. 2015): espeak-ng
+// Spoken digits made on the machine, for Listen, Attend and Spell (Chan et al. 2016): espeak-ng
 // says strings of digit words in many voices, and a model reads their log-mel features and
 // spells the transcript character by character.
 //

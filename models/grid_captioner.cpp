@@ -103,13 +103,20 @@ GridCaptioner::Step GridCaptioner::decode(DecoderState& state, const Tensor& y_p
   Tensor log_weights = log_softmax(scores, -1);                                      // log a_tj: [B, N]
   step.entropy = -sum(step.weights * log_weights, {-1});                             // H(a_t): [B]
   Tensor chosen = step.weights;                                                      // soft: all cells, weighted
-  const bool hard = (config.attention == GridAttention::Hard && !(soft_pass_ && is_training())) ||
-                    (config.attention == GridAttention::HardAtInference && !is_training());
+  const bool training = is_training();
+  const bool hard = (config.attention == GridAttention::Hard && !(training && soft_rows_ == SoftRows::All)) ||
+                    (config.attention == GridAttention::HardAtInference && !training);
   if (hard) {
-    const bool sample = is_training();  // REINFORCE needs samples; inference takes the peak
+    const bool sample = training;  // REINFORCE needs samples; inference takes the peak
     Index cells = sample ? sample_cells(step.weights) : argmax(step.weights, -1);   // k: [B]
     chosen = one_hot(cells, memory.size(1), memory.dtype());                        // [B, N], 1 at k
     if (sample) step.choice_log_prob = sum(chosen * log_weights, {-1});              // log a_tk: [B]
+    if (sample && soft_rows_ == SoftRows::Some) {
+      // The images drawn soft for this pass read the expected context and made no choice: their
+      // c_t is made from a_t itself, and their log-probability of a choice is 0 (no REINFORCE term).
+      chosen = soft_mask_ * step.weights + (1.0 - soft_mask_) * chosen;              // [B, N]
+      step.choice_log_prob = step.choice_log_prob * select(1.0 - soft_mask_, 1, 0);     // [B]
+    }
   }
   step.used = chosen.detach();
   Tensor context = select(matmul(unsqueeze(chosen, 1), memory), 1, 0);  // c_t: [B, 1, N] x [B, N, H] -> [B, H]
@@ -124,13 +131,32 @@ GridCaptioner::Step GridCaptioner::decode(DecoderState& state, const Tensor& y_p
 }
 
 CaptionerOutput GridCaptioner::forward_all(const Tensor& features, const Index& tgt_in) {
-  soft_pass_ = config.attention == GridAttention::Hard && is_training() && config.soft_probability > 0 &&
-               default_generator().uniform() < config.soft_probability;
   DecoderState state = start(features);
   const std::size_t B = features.size(0);
   if (tgt_in.dimension() != 2 || tgt_in.shape()[0] != B || tgt_in.shape()[1] == 0)
     throw ShapeError("GridCaptioner: expected tgt_in [" + std::to_string(B) + ", T] (B from the features, T > 0), got " +
                      shape_str(Shape(tgt_in.shape().begin(), tgt_in.shape().end())));
+  struct Reset {  // the draw holds for this pass only, also when a step throws
+    SoftRows& rows;
+    Tensor& mask;
+    ~Reset() {
+      rows = SoftRows::None;
+      mask = Tensor();
+    }
+  } reset{soft_rows_, soft_mask_};
+  if (config.attention == GridAttention::Hard && is_training() && config.soft_probability > 0) {
+    // Per image, as Xu et al. (sec. 4.1) do "with probability 0.5 for a given image": each row of the
+    // batch draws once whether its whole caption reads the expected context instead of sampled cells.
+    xt::xarray<double> soft = xt::zeros<double>({B, std::size_t{1}});
+    std::size_t count = 0;
+    for (std::size_t b = 0; b < B; ++b)
+      if (default_generator().uniform() < config.soft_probability) {
+        soft(b, 0) = 1.0;
+        ++count;
+      }
+    soft_rows_ = count == 0 ? SoftRows::None : count == B ? SoftRows::All : SoftRows::Some;
+    soft_mask_ = tensor(soft, false, state.tensors.at("memory").dtype());  // [B, 1]
+  }
   Tensor y = embed(tgt_in);  // y_{t-1} for every t: [B, T, E]
   std::vector<Tensor> logits, weights, used, log_probs, entropy;
   for (std::size_t t = 0; t < tgt_in.shape()[1]; ++t) {
@@ -146,9 +172,15 @@ CaptionerOutput GridCaptioner::forward_all(const Tensor& features, const Index& 
   result.weights = stack(weights, 1);  // [B, T, N]
   result.used = stack(used, 1);        // [B, T, N]
   result.entropy = stack(entropy, 1);  // [B, T]
-  if (!log_probs.empty()) result.choice_log_prob = stack(log_probs, 1);  // [B, T]
+  if (!log_probs.empty()) {
+    result.choice_log_prob = stack(log_probs, 1);  // [B, T]
+    result.sampled = xt::ones<bool>({B});
+    if (soft_rows_ == SoftRows::Some) {
+      const xt::xarray<double> soft = soft_mask_.to_array();  // [B, 1]
+      for (std::size_t b = 0; b < B; ++b) result.sampled(b) = soft(b, 0) == 0.0;
+    }
+  }
   last_attention_ = result.used;
-  soft_pass_ = false;
   return result;
 }
 

@@ -55,9 +55,11 @@ struct GridCaptionerConfig {
   std::size_t decoder_dim = 64;
   std::size_t attention_dim = 64;  // the attention MLP's hidden layer (W_1, W_2: [A, .])
   GridAttention attention = GridAttention::Soft;
-  // Hard attention in training: the probability that a forward pass uses the
-  // expected context sum_j a_tj h_j (soft) instead of sampled cells. The paper
-  // does this half of the time (0.5) to reduce the variance of learning.
+  // Hard attention in training: the probability that an image (a row of the batch)
+  // reads the expected context sum_j a_tj h_j (soft) instead of sampled cells, for
+  // its whole caption in that forward pass; drawn per image, so one batch mixes
+  // both. The paper does this "with probability 0.5 for a given image" to reduce
+  // the variance of learning. A soft row makes no choice: its choice_log_prob is 0.
   double soft_probability = 0.0;
 };
 
@@ -66,7 +68,8 @@ struct CaptionerOutput {
   Tensor logits;       // [B, T, V]
   Tensor weights;      // a_tj [B, T, N]: the attention distribution (differentiable)
   Tensor used;         // [B, T, N]: the weights that made c_t (a_tj, or one-hot for hard), detached
-  Tensor choice_log_prob;  // log a_{t,k} of each sampled cell k [B, T]; undefined unless hard and training
+  Tensor choice_log_prob;  // log a_{t,k} of each sampled cell k [B, T] (0 at images read soft); undefined unless hard and training
+  xt::xarray<bool> sampled;  // [B]: the images whose cells were sampled (not read soft); set with choice_log_prob
   Tensor entropy;      // H(a_t) = -sum_j a_tj log a_tj [B, T] (differentiable)
 };
 
@@ -110,7 +113,11 @@ class GridCaptioner : public nn::Module {
   Step decode(DecoderState& state, const Tensor& y_prev);  // y_prev: embedded [B, E]
   Tensor encode(const Tensor& features) const;             // checks, then h_j [B, N, H]
   Tensor last_attention_;
-  bool soft_pass_ = false;  // this forward pass of hard attention in training is soft (soft_probability)
+  // Hard attention in training with soft_probability > 0: which images of this forward pass read the
+  // expected context (drawn per image, once per pass), and soft_mask_ [B, 1] with 1 at those rows.
+  enum class SoftRows { None, Some, All };
+  SoftRows soft_rows_ = SoftRows::None;
+  Tensor soft_mask_;
 };
 
 }  // namespace attn::models

@@ -1,4 +1,4 @@
-// Listen, Attend and Spell (Chan, Jaitly, Le & Vinyals 2015): speech to characters.
+// Listen, Attend and Spell (Chan, Jaitly, Le & Vinyals, ICASSP 2016; arXiv 2015): speech to characters.
 //
 // The listener turns log-mel frames x_1..x_T into fewer, higher-level states h_1..h_U;
 // the speller writes the transcript one character at a time, attending over them.
@@ -14,7 +14,8 @@
 //   output    p(y_i | x, y_<i) = softmax(MLP([s_i; c_i]))        (the paper's CharacterDistribution)
 //
 // Unlike Bahdanau's decoder (chapter 2), the speller attends AFTER its LSTM step, with s_i,
-// and feeds c_i into the next step, as Luong's input feeding does (chapter 3).
+// and feeds c_i into the next step: Luong's order, and like his input feeding (chapter 3), except
+// that the raw context enters the next step, not the attentional vector tanh(W_c [c; s]).
 //
 //   LASConfig cfg;
 //   cfg.vocab = data::speech_vocab().size();

@@ -1,5 +1,5 @@
 // A pyramidal bidirectional LSTM layer, the listener's building block in Listen, Attend and
-// Spell (Chan et al. 2015, section 3.1): before the LSTM reads the sequence, every two
+// Spell (Chan et al. 2016, section 3.1): before the LSTM reads the sequence, every two
 // consecutive steps are concatenated into one, so each layer halves the number of steps.
 //
 //   h^j_i = BLSTM(h^j_{i-1}, [h^{j-1}_{2i}; h^{j-1}_{2i+1}])

@@ -42,13 +42,18 @@ CaptionLoss caption_loss(const CaptionerOutput& out, const Index& tgt_out, const
   }
 
   if (out.choice_log_prob.defined()) {
-    // Reward of each caption: log p(y | sampled cells), a constant here.
+    // Reward of each caption: log p(y | sampled cells), a constant here. The baseline and the
+    // reported reward are over the images that sampled: an image read soft (the per-image mixture)
+    // makes no choice, and its higher reward would push every sampled choice down.
     const xt::xarray<double> reward = -xt::sum(nll.to_array(), {1});  // [B]
-    const double mean_reward = xt::mean(reward)();
+    const xt::xarray<double> sampled = out.sampled.size() == B ? xt::xarray<double>(xt::cast<double>(out.sampled))
+                                                               : xt::xarray<double>(xt::ones<double>({B}));  // [B]
+    const double count = xt::sum(sampled)();
+    const double mean_reward = count > 0 ? xt::sum(reward * sampled)() / count : 0.0;
     if (!baseline.started) baseline = {mean_reward, true};
     const xt::xarray<double> advantage = reward - baseline.value;    // [B]
     Tensor choices = sum(out.choice_log_prob * mask, {1});           // log p(k | grid) per caption: [B]
-    Tensor weighted = sum(choices * tensor(advantage, false, dtype));  // sum_b (R_b - b) log p(k_b | grid)
+    Tensor weighted = sum(choices * tensor(advantage * sampled, false, dtype));  // sum_b (R_b - b) log p(k_b | grid)
     Tensor entropy = sum(out.entropy * mask);                          // sum of H(a_t) over real steps
     total = total - options.reinforce * weighted - options.entropy * entropy;
     result.reward = mean_reward;

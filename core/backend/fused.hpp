@@ -51,12 +51,16 @@ Tensor lstm_sequence(const std::vector<LSTMDirection>& directions, const std::ve
 Tensor additive_score(const Tensor& q, const Tensor& k, const Tensor& v);
 
 // ---- attention in linear memory (flash_attention.cpp) --------------------------
-// softmax(q k^T / sqrt(D)) v with blocked keys left out, for q [N, Tq, D], k [N, Tk, D] and
-// v [N, Tk, Dv] -> [N, Tq, Dv], block_q queries by block_k keys at a time: no [Tq, Tk] array is
+// softmax(q k^T / sqrt(D)) v with blocked keys left out, for q [N, Tq, D], k [N_kv, Tk, D] and
+// v [N_kv, Tk, Dv] -> [N, Tq, Dv], block_q queries by block_k keys at a time: no [Tq, Tk] array is
 // made, forward or backward, which recomputes each block's weights from the row log-sum-exp
-// (FlashAttention-2). Key j is blocked for query i of slice n when
+// (FlashAttention-2). Query slice n reads key-value slice n / (N / N_kv): with slices ordered as
+// [B, H, ...] and [B, H_kv, ...], head h reads key-value head h / group (grouped-query attention),
+// and no key or value is copied per head. Key j is blocked for query i of slice n when
 //   key_padding (N / heads, Tk) is true at (n / heads, j)   (slices n = b * heads + h, as [B, H, ...])
-//   attn_mask (Tq, Tk) is true at (i, j),   or causal and j > i.
+//   attn_mask (Tq, Tk) is true at (i, j),   or causal and j > i
+// (and, in the overload of flash_attention.hpp, outside a sliding window). Blocks that the causal
+// mask blocks whole are skipped.
 // A query with every key blocked gets output 0 and gradient 0, as masked_softmax.
 // Composed, block by block from core ops: nn::flash_attention with fused ops off.
 struct FlashMasks {

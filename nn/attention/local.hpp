@@ -5,8 +5,9 @@
 //   local-m (monotonic):  p_t = t                  (source and target roughly in step)
 //   local-p (predictive): p_t = S * sigmoid(v_p^T tanh(W_p s_t)),  S the source length
 //
-// Only the 2D + 1 keys and values of the window [p_t - D, p_t + D] are gathered
-// (gather_windows, core/ops.hpp), so the scores, the softmax, the weighted sum and
+// Only the keys and values of the window [p_t - D, p_t + D] are gathered: 2D + 1
+// positions when p_t is whole (local-m), 2D when it is not (local-p's real-valued
+// p_t; the slot past the window is blocked) (gather_windows, core/ops.hpp), so the scores, the softmax, the weighted sum and
 // their backward (which adds into the keys' and values' gradients at the window's
 // rows only) cost O(D) per step, not O(S). The weights are the softmax of those
 // scores (never on padding):

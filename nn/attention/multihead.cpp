@@ -88,12 +88,10 @@ MultiheadAttentionOutput MultiheadAttention::forward(const Tensor& query, const 
   if (key.size(1) != value.size(1)) throw bad("key and value must have the same length Tk");
   const std::size_t B = query.size(0), Tq = query.size(1), Tk = key.size(1);
 
-  if (use_flash_attention) {  // the masks go as they are (a window as a [Tq, Tk] mask)
+  if (use_flash_attention) {  // the masks go as they are, the window as a number: no [Tq, Tk] array
     Tensor q = linear(query, rows(in_proj_weight, 0, E), rows(in_proj_bias, 0, E));  // [B, Tq, E]
     const KVCache kv = project_kv(key, value);                                       // [B, H_kv, Tk, d] each
-    std::optional<Mask> flash_mask = attn_mask;
-    if (window && !(attn_mask && attn_mask->dimension() != 2)) block_also(flash_mask, window_mask(Tq, 0, Tk, 0, false));
-    return forward_flash(q, kv, key_padding_mask, need_weights, flash_mask, is_causal);
+    return forward_flash(q, kv, key_padding_mask, need_weights, attn_mask, is_causal);
   }
   // PyTorch's attn_mask [B * H, Tq, Tk] is read as [B, H, Tq, Tk].
   std::optional<Mask> per_head = attn_mask;
@@ -221,14 +219,6 @@ AttentionOutput MultiheadAttention::grouped_attention(const Tensor& q, const KVC
           reshape(out.weights, {L(B), L(num_heads), L(Tq), L(Tk)})};     // -> [B, H, Tq, Tk]
 }
 
-Tensor MultiheadAttention::all_heads(const Tensor& kv) const {
-  if (num_kv_heads == num_heads) return kv;
-  const std::size_t B = kv.size(0), T = kv.size(2), group = num_heads / num_kv_heads;
-  Tensor copies = expand(unsqueeze(kv, 2), {B, num_kv_heads, group, T, head_dim});  // [B, H_kv, group, T, d]
-  return reshape(copies, {static_cast<long>(B), static_cast<long>(num_heads), static_cast<long>(T),
-                          static_cast<long>(head_dim)});  // [B, H, T, d]: head h reads key-value head h / group
-}
-
 std::optional<Mask> MultiheadAttention::window_mask(std::size_t Tq, std::size_t q0, std::size_t Tk, std::size_t k0,
                                                     bool causal) const {
   if (!causal && !window) return std::nullopt;
@@ -260,9 +250,11 @@ MultiheadAttentionOutput MultiheadAttention::forward_flash(const Tensor& q, cons
     throw ValueError(op + ": flash attention adds no bias, so it cannot apply ALiBi; turn use_flash_attention off");
   Tensor heads_q = split_heads(q, num_heads);  // [B, H, Tq, d]
   if (position == AttentionPosition::Rotary) heads_q = rotary_embedding(heads_q, 0, rotary_base);
-  Tensor context = flash_attention(heads_q,                                  // [B, H, Tq, d]
-                                   all_heads(kv.key), all_heads(kv.value),  // [B, H, Tk, d]
-                                   key_padding_mask, attn_mask, is_causal);
+  // Grouped heads read their key-value head in place (enable_gqa): no copy per query head.
+  Tensor context = flash_attention(heads_q,             // [B, H, Tq, d]
+                                   kv.key, kv.value,    // [B, H_kv, Tk, d]
+                                   key_padding_mask, attn_mask, is_causal, 64, 64, window,
+                                   /*enable_gqa=*/num_kv_heads != num_heads);  // -> [B, H, Tq, d]
   // context [B, H, Tq, d] -> [B, Tq, E]
   last_weights_ = Tensor();
   return {out_proj(merge_heads(context)), Tensor()};

@@ -107,8 +107,8 @@ class MultiheadAttention : public Module {
   std::size_t window = 0;
   // When true, the heads attend through flash_attention (flash_attention.hpp) instead of
   // scaled_dot_product_attention: the same values and gradients, to rounding, in memory that
-  // grows with Tq + Tk instead of Tq * Tk (with is_causal for a causal mask; an attn_mask
-  // [Tq, Tk] is the caller's own Tq * Tk bytes). It makes no weights, so forward needs
+  // grows with Tq + Tk instead of Tq * Tk (is_causal and a window cost no mask, grouped heads read
+  // their key-value head without a copy; an attn_mask [Tq, Tk] is the caller's own Tq * Tk bytes). It makes no weights, so forward needs
   // need_weights = false and last_weights() is left undefined; it drops no weights either, so
   // with dropout > 0 it runs only in eval mode; and its attn_mask is [Tq, Tk]. Each of these
   // is a clear error otherwise. Off by default.
@@ -123,7 +123,6 @@ class MultiheadAttention : public Module {
   Linear out_proj;        // E -> E
 
  private:
-  Tensor all_heads(const Tensor& kv) const;  // [B, H_kv, T, d] -> [B, H, T, d], each shared head repeated
   // Attention of q [B, H, Tq, d] over kv's fewer heads, each read in place by its group of query heads.
   AttentionOutput grouped_attention(const Tensor& q, const KVCache& kv, const Tensor& bias,
                                     const std::optional<Mask>& mask);

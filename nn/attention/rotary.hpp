@@ -3,9 +3,10 @@
 // position vector to the token, each query and key is rotated by angles proportional to its position,
 // so that the score q_i . k_j depends on the positions only through the offset i - j.
 //
-// A head's d features (d even) form d / 2 pairs, feature k with feature k + d / 2 (the "half" layout
-// of GPT-NeoX and Llama's code; the paper pairs 2k with 2k + 1, the same rotation with the features
-// permuted). Pair k at position p turns by the angle p * theta_k, theta_k = base^(-2k / d):
+// A head's d features (d even) form d / 2 pairs, feature k with feature k + d / 2 (the "rotate-half"
+// layout of GPT-NeoX's and Hugging Face's Llama code; Meta's own Llama code, like the paper, pairs 2k
+// with 2k + 1, the same rotation with the features permuted). Pair k at position p turns by the angle
+// p * theta_k, theta_k = base^(-2k / d):
 //
 //   out[k]         = x[k] cos(p theta_k) - x[k + d/2] sin(p theta_k)        k < d / 2
 //   out[k + d/2]   = x[k + d/2] cos(p theta_k) + x[k] sin(p theta_k)

@@ -19,24 +19,28 @@ namespace nn = attn::nn;
 
 namespace {
 
-// One problem: q [B, H, Tq, D], k and v [B, H, Tk, D|Dv], and its masks.
+// One problem: q [B, H, Tq, D], k and v [B, H_kv, Tk, D|Dv] (H_kv = H unless grouped), and its masks.
 struct Case {
   std::size_t B, H, Tq, Tk, D, Dv;
   std::optional<Mask> key_padding;  // [B, Tk]
   std::optional<Mask> attn_mask;    // [Tq, Tk]
   bool causal = false;
+  std::size_t window = 0;           // key j blocked for query i when |i - j| >= window
+  std::size_t H_kv = 0;             // 0: H; else H_kv key-value heads, query head h reading h / (H / H_kv)
+  std::size_t kv_heads() const { return H_kv ? H_kv : H; }
 };
 
 // The same masks as one [B, H, Tq, Tk] mask, for scaled_dot_product_attention.
 std::optional<Mask> full_mask(const Case& c) {
-  if (!c.key_padding && !c.attn_mask && !c.causal) return std::nullopt;
+  if (!c.key_padding && !c.attn_mask && !c.causal && !c.window) return std::nullopt;
   Mask m = Mask::from_shape({c.B, c.H, c.Tq, c.Tk});
   for (std::size_t b = 0; b < c.B; ++b)
     for (std::size_t h = 0; h < c.H; ++h)
       for (std::size_t i = 0; i < c.Tq; ++i)
         for (std::size_t j = 0; j < c.Tk; ++j)
           m(b, h, i, j) = (c.causal && j > i) || (c.key_padding && (*c.key_padding)(b, j)) ||
-                          (c.attn_mask && (*c.attn_mask)(i, j));
+                          (c.attn_mask && (*c.attn_mask)(i, j)) ||
+                          (c.window && (i >= j ? i - j : j - i) >= c.window);
   return m;
 }
 
@@ -64,14 +68,28 @@ std::vector<Tensor> run(F attention, const Tensor& q, const Tensor& k, const Ten
   return {o.detach(), q.grad(), k.grad(), v.grad()};
 }
 
+// Grouped key-value heads [B, H_kv, T, d] given to every query head of their group, [B, H, T, d]
+// (a copy per head, through autograd: plain attention's reference for grouped heads).
+Tensor per_query_head(const Tensor& kv, std::size_t H) {
+  const std::size_t B = kv.size(0), G = kv.size(1), T = kv.size(2), d = kv.size(3);
+  if (G == H) return kv;
+  Tensor copies = attn::expand(attn::unsqueeze(kv, 2), {B, G, H / G, T, d});  // [B, G, H / G, T, d]
+  return attn::reshape(copies, {long(B), long(H), long(T), long(d)});       // [B, H, T, d]
+}
+
 void check_against_plain(const Case& c, std::size_t block_q, std::size_t block_k, double tol = 1e-13) {
-  Tensor q = test::randn({c.B, c.H, c.Tq, c.D}, 1), k = test::randn({c.B, c.H, c.Tk, c.D}, 2);
-  Tensor v = test::randn({c.B, c.H, c.Tk, c.Dv}, 3), g = test::randn({c.B, c.H, c.Tq, c.Dv}, 4, false);
+  const std::size_t G = c.kv_heads();
+  Tensor q = test::randn({c.B, c.H, c.Tq, c.D}, 1), k = test::randn({c.B, G, c.Tk, c.D}, 2);
+  Tensor v = test::randn({c.B, G, c.Tk, c.Dv}, 3), g = test::randn({c.B, c.H, c.Tq, c.Dv}, 4, false);
   const auto mask = full_mask(c);
-  const auto plain = run([&](auto& a, auto& b, auto& d) { return nn::scaled_dot_product_attention(a, b, d, mask).context; },
-                         q, k, v, g);
+  const auto plain = run(
+      [&](auto& a, auto& b, auto& d) {
+        return nn::scaled_dot_product_attention(a, per_query_head(b, c.H), per_query_head(d, c.H), mask).context;
+      },
+      q, k, v, g);
   auto flash = [&](auto& a, auto& b, auto& d) {
-    return nn::flash_attention(a, b, d, c.key_padding, c.attn_mask, c.causal, block_q, block_k);
+    return nn::flash_attention(a, b, d, c.key_padding, c.attn_mask, c.causal, block_q, block_k, c.window,
+                               /*enable_gqa=*/G != c.H);
   };
   const auto fused = run(flash, q, k, v, g);
   std::vector<Tensor> composed;
@@ -127,6 +145,64 @@ TEST_CASE("flash_attention equals plain attention, fused and composed, values an
       c.key_padding = padding(lengths, c.Tk);
       check_against_plain(c, bq, bk);
     }
+    // Windows narrower than a block, as wide as one, and wider than two, so that whole blocks are
+    // skipped on both sides of the diagonal (and, with a padded key, some rows see no key).
+    for (std::size_t window : {std::size_t(1), std::size_t(2), std::size_t(3), std::size_t(9)}) {
+      CAPTURE(window);
+      SUBCASE("window") {
+        Case c = base;
+        c.window = window;
+        check_against_plain(c, bq, bk);
+      }
+      SUBCASE("window, causal, key padding and attn_mask") {
+        Case c = base;
+        c.window = window;
+        c.causal = true;
+        c.key_padding = padding(lengths, c.Tk);
+        c.attn_mask = scattered(c.Tq, c.Tk, 10);
+        check_against_plain(c, bq, bk);
+      }
+    }
+  }
+}
+
+TEST_CASE("flash_attention with grouped key-value heads (enable_gqa) equals plain attention on per-head copies") {
+  // (B, H, H_kv, Tq, Tk, D, Dv, block) with 1 < H_kv < H, and multi-query H_kv = 1
+  const std::vector<std::array<std::size_t, 8>> shapes = {
+      {2, 4, 2, 7, 7, 3, 3, 3}, {1, 6, 3, 9, 5, 4, 2, 4}, {2, 6, 2, 5, 8, 2, 3, 2}, {2, 4, 1, 6, 6, 3, 3, 4}};
+  for (const auto& s : shapes) {
+    Case base{s[0], s[1], s[3], s[4], s[5], s[6], std::nullopt, std::nullopt, false};
+    base.H_kv = s[2];
+    CAPTURE(s[1]);
+    CAPTURE(s[2]);
+    SUBCASE("no mask") { check_against_plain(base, s[7], s[7]); }
+    SUBCASE("causal") {
+      Case c = base;
+      c.causal = true;
+      check_against_plain(c, s[7], s[7]);
+    }
+    SUBCASE("causal, window and key padding") {
+      Case c = base;
+      c.causal = true;
+      c.window = 3;
+      c.key_padding = padding(std::vector<std::int64_t>(c.B, static_cast<std::int64_t>(c.Tk - 1)), c.Tk);
+      check_against_plain(c, s[7], s[7]);
+    }
+  }
+  SUBCASE("gradients against finite differences, fused and composed") {
+    Tensor q = test::randn({1, 4, 5, 3}, 71), k = test::randn({1, 2, 5, 3}, 72), v = test::randn({1, 2, 5, 2}, 73);
+    auto f = [](const Inputs& in) {
+      return nn::flash_attention(in[0], in[1], in[2], std::nullopt, std::nullopt, true, 2, 2, 3, true);
+    };
+    CHECK_GRADCHECK(f, {q, k, v});
+    attn::FusedOps off(false);
+    CHECK_GRADCHECK(f, {q, k, v});
+  }
+  SUBCASE("fewer key-value heads without enable_gqa, or heads that do not divide, are named") {
+    Tensor q = test::randn({1, 4, 5, 3}, 74), k = test::randn({1, 2, 5, 3}, 75), k3 = test::randn({1, 3, 5, 3}, 76);
+    CHECK_THROWS_WITH_SUBSTR(nn::flash_attention(q, k, k), attn::ShapeError, "need enable_gqa = true");
+    CHECK_THROWS_WITH_SUBSTR(nn::flash_attention(q, k3, k3, std::nullopt, std::nullopt, false, 4, 4, 0, true),
+                             attn::ShapeError, "dividing query's");
   }
 }
 
@@ -310,4 +386,38 @@ TEST_CASE("MultiheadAttention with use_flash_attention equals it without, values
                            "attn_mask must be [Tq, Tk]");
   mha.train();
   CHECK_THROWS_WITH_SUBSTR(mha(x, x, x, std::nullopt, false), attn::ValueError, "drops no weights");
+}
+
+TEST_CASE("MultiheadAttention with use_flash_attention equals it without: grouped heads and windows") {
+  // 1 < num_kv_heads < num_heads (a head reading the wrong key-value head shows here), and
+  // multi-query; with and without a causal mask and a sliding window, values and gradients.
+  for (std::size_t kv_heads : {std::size_t(2), std::size_t(1)}) {
+    for (bool causal : {false, true}) {
+      for (std::size_t window : {std::size_t(0), std::size_t(3)}) {
+        CAPTURE(kv_heads);
+        CAPTURE(causal);
+        CAPTURE(window);
+        attn::Generator gen(81);
+        nn::MultiheadAttention mha(8, 4, nn::GroupedQuery{kv_heads}, 0.0, true, gen);
+        mha.window = window;
+        Tensor x = test::randn({2, 7, 8}, 82), g = test::randn({2, 7, 8}, 83, false);
+        auto grads = [&](bool flash) {
+          mha.use_flash_attention = flash;
+          mha.zero_grad();
+          x.zero_grad();
+          Tensor out = mha(x, x, x, padding({7, 5}, 7), false, std::nullopt, true, causal).output;
+          out.backward(g);
+          std::vector<Tensor> r{out.detach(), x.grad()};
+          for (const Tensor& p : mha.parameters()) r.push_back(p.grad());
+          return r;
+        };
+        const auto plain = grads(false), flash = grads(true);
+        REQUIRE(plain.size() == flash.size());
+        for (std::size_t i = 0; i < plain.size(); ++i) {
+          CAPTURE(i);
+          CHECK(test::allclose(flash[i], plain[i], 1e-13));
+        }
+      }
+    }
+  }
 }

@@ -196,6 +196,51 @@ TEST_CASE("GridCaptioner: hard attention looks at exactly one cell per word") {
     mixed.forward(g.features, g.tgt_in);
     CHECK(one_hot_rows(mixed.last_attention().to_array()));  // inference stays hard
   }
+  SUBCASE("soft_probability = 0.5: drawn per image, so one batch mixes soft and sampled rows (Xu et al. 4.1)") {
+    GridCaptionerConfig c = tiny_config(GridAttention::Hard);
+    c.soft_probability = 0.5;
+    GridCaptioner mixed(c);
+    const std::size_t B = 64;
+    Tensor features = test::randn({B, 4, 3}, 13, false);
+    const Index tgt_in = xt::ones<std::int64_t>({B, std::size_t{3}});
+    attn::models::CaptionerOutput out = mixed.forward_all(features, tgt_in);
+    const xt::xarray<double> used = out.used.to_array(), a = out.weights.to_array();  // [B, T, N]
+    REQUIRE(out.choice_log_prob.defined());
+    const xt::xarray<double> log_prob = out.choice_log_prob.to_array();  // [B, T]
+    std::size_t soft_rows = 0, hard_rows = 0, soft_row = 0;
+    for (std::size_t b = 0; b < B; ++b) {
+      const xt::xarray<double> u = xt::view(used, b), w = xt::view(a, b), lp = xt::view(log_prob, b);
+      if (max_abs(u - w) == 0.0) {  // soft for the whole caption: c_t from a_t, no choice made
+        ++soft_rows;
+        soft_row = b;
+        CHECK(max_abs(lp) == 0.0);
+      } else {  // sampled at every step: one cell, with its log-probability
+        ++hard_rows;
+        CHECK(one_hot_rows(xt::xarray<double>(xt::view(used, xt::range(b, b + 1)))));
+        CHECK(max_abs(lp - xt::log(xt::sum(u * w, {1}))) < 1e-12);
+      }
+    }
+    CHECK(soft_rows + hard_rows == B);
+    CHECK(soft_rows >= 16);  // about half of 64 (a binomial's SD is 4)
+    CHECK(hard_rows >= 16);
+    // The baseline and the reward are the sampled images' mean: a soft image's reward does not enter.
+    REQUIRE(out.sampled.size() == B);
+    attn::models::ReinforceBaseline baseline;
+    const attn::models::CaptionLoss l = caption_loss(out, tgt_in, {}, baseline);
+    const xt::xarray<double> reward =
+        -xt::sum(attn::nn::cross_entropy(out.logits, tgt_in, 0, 0.0, attn::nn::Reduction::None).to_array(), {1});
+    double sampled_sum = 0;
+    std::size_t sampled_count = 0;
+    for (std::size_t b = 0; b < B; ++b) {
+      CHECK(out.sampled(b) == (max_abs(xt::xarray<double>(xt::view(used, b) - xt::view(a, b))) != 0.0));
+      if (out.sampled(b)) sampled_sum += reward(b), ++sampled_count;
+    }
+    CHECK(l.reward == doctest::Approx(sampled_sum / double(sampled_count)).epsilon(1e-12));
+    CHECK(baseline.value == doctest::Approx(sampled_sum / double(sampled_count)).epsilon(1e-12));
+    // A soft row's words depend on a_t through c_t: the gradient reaches the attention MLP directly.
+    attn::sum(attn::select(out.logits, 0, static_cast<long>(soft_row))).backward();
+    CHECK(max_abs(mixed.attention.v.grad().to_array()) > 0.0);
+  }
   SUBCASE("HardAtInference: soft in training, one cell in eval mode") {
     GridCaptioner mixed(tiny_config(GridAttention::HardAtInference));
     mixed.forward(g.features, g.tgt_in);
