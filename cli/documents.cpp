@@ -1,6 +1,7 @@
 // Chapter 18's document classifiers on the command line (see documents.hpp).
 #include "documents.hpp"
 
+#include "commands.hpp"
 #include "output.hpp"
 #include "parse.hpp"
 #include "progress.hpp"
@@ -19,6 +20,7 @@
 #include <fstream>
 #include <iostream>
 #include <numeric>
+#include <optional>
 #include <sstream>
 
 namespace attn::cli {
@@ -235,7 +237,19 @@ DocumentTask make_document_task(const json& config, std::uint64_t seed, const st
                   (config.at("checksum").is_string() ? config.at("checksum").get<std::string>() : config.at("checksum").dump()) +
                   "): its held-out documents would not be those of the run");
   t.config["checksum"] = checksum;
-  const data::DocumentCorpus corpus = data::load_documents(file, options);
+  // A large corpus takes a while to read: a line says how far it is after 2 s (a small one says nothing).
+  data::DocumentCorpus corpus;
+  {
+    CountedFile counted(file);
+    if (!counted.is_open() || std::filesystem::is_directory(file)) {
+      corpus = data::load_documents(file, options);  // refuses it, saying why
+    } else {
+      Phase phase("reading " + visible_text(file), 0, [&counted] { return counted.fraction(); });
+      std::istream in(&counted);
+      corpus = data::read_documents(in, file, options);
+      phase.done();
+    }
+  }
   if (corpus.skipped) t.warning = std::to_string(corpus.skipped) + " documents of " + file + " hold no sentence: left out";
   if (corpus.documents.empty())
     throw IOError(file + ": none of its documents holds a sentence (" + std::to_string(corpus.skipped) +
@@ -331,11 +345,15 @@ void train_documents_run(const json& config, const std::string& out, bool overwr
   check_out_folder(out, overwrite);  // again, now that no other process can write there
 
   const std::string name = config.at("model").at("model");
+  // Ctrl-C from here on is read after each step and after each validation (and the line below says training
+  // has begun): the run commits what it trained.
+  std::optional<SigintCatcher> catcher(std::in_place);
   std::printf("training %s (%zu parameters, %s) on %s: %zu train / %zu validation / %zu test documents, %zu classes, "
               "%zu words, seed %llu\n",
               name.c_str(), model->num_parameters(), float32 ? "float32" : "float64",
               task.config.at("file").get<std::string>().c_str(), task.train.size(), task.valid.size(),
               task.test.size(), task.classes.size(), task.vocab.size(), static_cast<unsigned long long>(seed));
+  std::fflush(stdout);
   nn::Adam optimizer(model->parameters(), lr);
   Generator order(seed);
   data::BatchOptions batching;
@@ -344,14 +362,31 @@ void train_documents_run(const json& config, const std::string& out, bool overwr
   Snapshot best;
   double best_valid = -1;
   std::size_t best_epoch = 0;
+  std::string best_what;  // "epoch 4", or "step 130 (in epoch 5)" for the weights where Ctrl-C stopped an epoch
   std::vector<double> epoch_axis, losses, valid_accuracy;
   const std::size_t per_epoch = (task.train.size() + batch_size - 1) / batch_size;
-  ProgressBar bar(epochs * per_epoch);
+  const std::size_t total_steps = epochs * per_epoch;
+  ProgressBar bar(total_steps);
   const auto started = std::chrono::steady_clock::now();
-  std::size_t step = 0;
-  for (std::size_t e = 1; e <= epochs; ++e) {
+  const auto seconds_since_start = [&started] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  };
+  // The validation accuracy of the parameters as they are, which are kept if it is the best so far.
+  const auto validate = [&](std::size_t epoch, const std::string& what) {
+    const double valid = evaluate(*model, task.valid, task.vocab, task.classes.size(), nullptr).accuracy();
+    const bool better = valid > best_valid;
+    if (better) {
+      best_valid = valid;
+      best_epoch = epoch;
+      best_what = what;
+      best.take(model->parameters());
+    }
+    return std::pair<double, bool>{valid, better};
+  };
+  std::size_t step = 0, stopped_epoch = 0;  // stopped_epoch: where Ctrl-C stopped training (0: it did not)
+  for (std::size_t e = 1; e <= epochs && !stopped_epoch; ++e) {
     double sum = 0;
-    std::size_t right = 0, seen = 0;
+    std::size_t right = 0, seen = 0, batch_number = 0;
     const std::vector<data::DocumentBatch> batches = data::make_document_batches(task.train, task.vocab, batching, order);
     for (const data::DocumentBatch& batch : batches) {
       optimizer.zero_grad();
@@ -364,24 +399,67 @@ void train_documents_run(const json& config, const std::string& out, bool overwr
       const Index guess = argmax(logits.detach(), 1);
       for (std::size_t i = 0; i < batch.size(); ++i) right += guess(i) == batch.labels(i);
       seen += batch.size();
+      ++batch_number;
       bar.update(++step, loss.item(), double(right) / double(seen));
+      if (stop_requested() && batch_number < batches.size()) break;  // in the middle of an epoch
     }
-    const double valid = evaluate(*model, task.valid, task.vocab, task.classes.size(), nullptr).accuracy();
+    bar.finish();
+    if (batch_number < batches.size()) {  // Ctrl-C: this part of an epoch is validated too, and kept if best
+      stopped_epoch = e;
+      const auto [valid, better] = validate(e, "step " + std::to_string(step) + " (in epoch " + std::to_string(e) + ")");
+      std::printf("  epoch %zu/%zu stopped after batch %zu of %zu: validation accuracy %.1f%%%s\n", e, epochs,
+                  batch_number, batches.size(), 100 * valid, better ? " (best so far)" : "");
+      break;
+    }
+    const auto [valid, better] = validate(e, "epoch " + std::to_string(e));
     epoch_axis.push_back(double(e));
     losses.push_back(sum / double(batches.size()));
     valid_accuracy.push_back(valid);
-    const bool better = valid > best_valid;
-    if (better) {
-      best_valid = valid;
-      best_epoch = e;
-      best.take(model->parameters());
-    }
-    bar.finish();
-    std::printf("  epoch %zu/%zu: loss %.3f, validation accuracy %.1f%%%s\n", e, epochs, losses.back(), 100 * valid,
-                better ? " (best so far)" : "");
+    // The time so far and left: each epoch to come takes the mean epoch so far, its validation included.
+    const double so_far = seconds_since_start();
+    std::printf("  epoch %zu/%zu: loss %.3f, validation accuracy %.1f%%%s  [%s, left %s]\n", e, epochs,
+                losses.back(), 100 * valid, better ? " (best so far)" : "",
+                ProgressBar::format_duration(so_far).c_str(),
+                ProgressBar::format_duration(so_far / double(e) * double(epochs - e)).c_str());
+    std::fflush(stdout);
+    if (stop_requested() && e < epochs) stopped_epoch = e;  // Ctrl-C at the end of an epoch or in its validation
   }
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  catcher.reset();  // the test evaluation that follows is not training: Ctrl-C stops it at once
+  const double seconds = seconds_since_start();
   best.restore(model->parameters());
+  const auto write_plots = [&] {
+    viz::LinePlotOptions loss_plot;
+    loss_plot.title = "training loss per epoch";
+    loss_plot.x_label = "epoch";
+    loss_plot.y_label = "cross-entropy";
+    loss_plot.y_from_zero = true;
+    loss_plot.markers = true;
+    write_own_file(out + "/loss.svg", viz::line_plot_svg({{"train", epoch_axis, losses}}, loss_plot));
+    viz::LinePlotOptions valid_plot = loss_plot;
+    valid_plot.title = "validation accuracy per epoch";
+    valid_plot.y_label = "accuracy";
+    write_own_file(out + "/validation.svg",
+                   viz::line_plot_svg({{"validation", epoch_axis, valid_accuracy}}, valid_plot));
+  };
+  if (stopped_epoch) {
+    // The best weights validated so far, committed as a whole run's are (one rename); config.json says where
+    // training stopped. A run in epochs keeps no optimizer state, so it cannot resume: the message says so.
+    run_config["train"]["stopped_at_step"] = step;
+    commit_checkpoint(out, run_config, task.vocab, data::Vocab(),
+                      [&](const std::string& unit) { io::save(*model, unit + "/model.npz"); });
+    if (!epoch_axis.empty()) write_plots();
+    char accuracy[32];
+    std::snprintf(accuracy, sizeof accuracy, "%.1f%%", 100 * best_valid);
+    throw Stopped{"attn: stopped by Ctrl-C at step " + std::to_string(step) + " of " + std::to_string(total_steps) +
+                      " (epoch " + std::to_string(stopped_epoch) + " of " + std::to_string(epochs) +
+                      "); the checkpoint in " + out + " holds the weights of " + best_what +
+                      ", the best on validation (" + accuracy + ") of what was trained. A " + name +
+                      " run cannot resume (it trains in epochs and keeps no optimizer state): eval, classify and "
+                      "heatmap read this checkpoint as it is, and a new run with --overwrite trains all " +
+                      std::to_string(epochs) + " epochs. Evaluate it with:\n  " + shell_word(program_name) +
+                      " eval --checkpoint " + shell_word(out),
+                  130};
+  }
   commit_checkpoint(out, run_config, task.vocab, data::Vocab(),
                     [&](const std::string& unit) { io::save(*model, unit + "/model.npz"); });
   std::printf("training time: %zu epochs in %.1f s (with the validation after each); kept epoch %zu (validation "
@@ -389,17 +467,7 @@ void train_documents_run(const json& config, const std::string& out, bool overwr
   const models::ConfusionMatrix m = evaluate(*model, task.test, task.vocab, task.classes.size(), nullptr);
   print_evaluation(m, task.classes);
 
-  viz::LinePlotOptions loss_plot;
-  loss_plot.title = "training loss per epoch";
-  loss_plot.x_label = "epoch";
-  loss_plot.y_label = "cross-entropy";
-  loss_plot.y_from_zero = true;
-  loss_plot.markers = true;
-  write_own_file(out + "/loss.svg", viz::line_plot_svg({{"train", epoch_axis, losses}}, loss_plot));
-  viz::LinePlotOptions valid_plot = loss_plot;
-  valid_plot.title = "validation accuracy per epoch";
-  valid_plot.y_label = "accuracy";
-  write_own_file(out + "/validation.svg", viz::line_plot_svg({{"validation", epoch_axis, valid_accuracy}}, valid_plot));
+  write_plots();
   std::printf("test accuracy %.1f%%, macro-F1 %.3f  (checkpoint: %s; plots: %s/loss.svg %s/validation.svg)\n",
               100 * m.accuracy(), m.macro_f1(), out.c_str(), out.c_str(), out.c_str());
 }

@@ -1,5 +1,6 @@
 #include "grid.hpp"
 
+#include "commands.hpp"
 #include "parse.hpp"
 #include "progress.hpp"
 #include "run_config.hpp"
@@ -8,6 +9,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 
 namespace attn::cli {
 
@@ -46,18 +48,51 @@ void train_grid_run(const json& config, const std::string& out, bool overwrite) 
   options.lr = s.lr;
   options.clip_norm = s.clip_norm;
   options.seed = s.seed;
-  options.log_every = 10;
+  options.log_every = 1;  // every step, so that Ctrl-C is seen between two steps; the bar gets the mean of 10
   options.loss.doubly_stochastic = s.doubly_stochastic;
 
   check_out_folder(out, overwrite);
   const RunLock lock(out);
   check_out_folder(out, overwrite);  // again, now that no other process can write there
+  // Ctrl-C from here on is read after each step (and the line below says training has begun).
+  std::optional<SigintCatcher> catcher(std::in_place);
   std::cout << "training grid (" << grid_attention_name(model->config.attention) << " attention, "
             << model->num_parameters() << " parameters, " << s.dtype << ") on grid: " << split.train.size()
             << " train / " << split.test.size() << " test grids, seed " << s.seed << std::endl;
   ProgressBar bar(options.steps);
-  models::train_grid_captioner(*model, split.train, vocab, options,
-                               [&](const models::Progress& p) { bar.update(p.step, p.loss, p.accuracy); });
+  struct StopAfterStep {};  // thrown from the progress report: the step is complete
+  double loss_sum = 0, accuracy_sum = 0;
+  std::size_t summed = 0, reached = 0;
+  try {
+    models::train_grid_captioner(*model, split.train, vocab, options, [&](const models::Progress& p) {
+      reached = p.step;
+      loss_sum += p.loss;
+      accuracy_sum += p.accuracy;
+      ++summed;
+      if (p.step % 10 == 0 || p.step == options.steps || stop_requested()) {
+        bar.update(p.step, loss_sum / double(summed), accuracy_sum / double(summed));
+        loss_sum = accuracy_sum = 0;
+        summed = 0;
+      }
+      if (stop_requested() && p.step < options.steps) throw StopAfterStep{};
+    });
+  } catch (const StopAfterStep&) {
+    // The weights at the step reached, committed as a whole run's are (one rename); config.json says where
+    // training stopped. The grid trainer keeps no optimizer state, so the run cannot resume: the message says so.
+    bar.finish();
+    json stopped_config = config;
+    stopped_config["train"]["stopped_at_step"] = reached;
+    commit_checkpoint(out, stopped_config, data::Vocab(), vocab,
+                      [&](const std::string& unit) { io::save(*model, unit + "/model.npz"); });
+    throw Stopped{"attn: stopped by Ctrl-C at step " + std::to_string(reached) + " of " +
+                      std::to_string(options.steps) + "; the checkpoint in " + out + " holds the weights at step " +
+                      std::to_string(reached) + ". The grid captioner's run cannot resume (its trainer keeps no "
+                      "optimizer state): eval and translate read this checkpoint as it is, and a new run with "
+                      "--overwrite trains all " + std::to_string(options.steps) + " steps. Evaluate it with:\n  " +
+                      shell_word(program_name) + " eval --checkpoint " + shell_word(out),
+                  130};
+  }
+  catcher.reset();  // the test evaluation that follows is not training: Ctrl-C stops it at once
   bar.finish();
   commit_checkpoint(out, config, data::Vocab(), vocab,
                     [&](const std::string& unit) { io::save(*model, unit + "/model.npz"); });

@@ -286,7 +286,8 @@ void add_translate_command(CLI::App& app) {
   cmd->add_option("--voice", o->voice,
                   "las: the espeak-ng voice that speaks the texts, LANGUAGE or LANGUAGE+VARIANT (default: en-us+" +
                       data::held_out_variants().front() + ", a voice never heard in training)");
-  cmd->add_option("text", o->texts, "the sentences (for the grid captioner: scenes, e.g. \"red square top left\")")
+  cmd->add_option("text", o->texts, "the sentences (for the grid captioner: scenes, e.g. \"red square top left\"; for "
+                                    "las: texts of at most 200 characters, spoken by espeak-ng)")
       ->required();
   cmd->callback([o, cmd] {
     if (cmd->count("--voice") && o->voice.empty())  // not the default voice in silence
@@ -443,7 +444,7 @@ void add_heatmap_command(CLI::App& app) {
              "piece each, weighing the source words");
   cmd->add_option("text", o->text,
                   "the sentence (for the grid captioner: a scene, e.g. \"red square top left\"; for a document "
-                  "classifier: a page's text file)")
+                  "classifier: a page's text file of at most 8 MB; for las: a text of at most 200 characters)")
       ->required();
   cmd->callback([o, cmd] {
     const bool want_svg = cmd->count("--out") > 0, want_html = cmd->count("--html") > 0;
@@ -561,7 +562,8 @@ void add_classify_command(CLI::App& app) {
   cmd->add_flag("--show-attention", o->show,
                 "han: print every sentence with its weight and its three most weighed words");
   cmd->add_option("pages", o->files,
-                  "text files, one page each, paragraphs separated by blank lines; the pinned corpus holds each manual "
+                  "text files of at most 8 MB, one page each, paragraphs separated by blank lines; the pinned corpus "
+                  "holds each manual "
                   "page's DESCRIPTION, so save that part: MANWIDTH=78 man --nh --nj -P cat tar | sed -n "
                   "'/^DESCRIPTION/,/^[A-Z]/{//!p}' > tar.txt")
       ->required();

@@ -105,6 +105,25 @@ bool system_folder(const fs::path& folder) {
   throw ValueError(out.flag + " " + out.path + ": " + why);
 }
 
+// The run folders in `root` and below it, `depth` levels down at most: the runs a command that reads no run
+// (corpus gettext, bpe learn) may still break by replacing their corpus. At most kMaxEntries folder entries
+// are looked at, so that a large tree (a home folder) costs a fraction of a second.
+void find_runs(const fs::path& root, int depth, std::vector<std::string>& runs, std::size_t& entries) {
+  constexpr std::size_t kMaxEntries = 20000;
+  std::error_code ec;
+  if (holds_a_run(root)) {
+    runs.push_back(root.string());
+    return;  // a run folder holds no other run
+  }
+  if (depth == 0) return;
+  for (fs::directory_iterator it(root, fs::directory_options::skip_permission_denied, ec), end; !ec && it != end;
+       it.increment(ec)) {
+    if (++entries > kMaxEntries) return;
+    if (it->is_directory(ec) && !it->is_symlink(ec) && it->path().filename().string().rfind('.', 0) != 0)
+      find_runs(it->path(), depth - 1, runs, entries);
+  }
+}
+
 }  // namespace
 
 void check_output(const Output& out, const std::vector<Input>& inputs, const std::vector<std::string>& runs) {
@@ -140,6 +159,20 @@ void check_output(const Output& out, const std::vector<Input>& inputs, const std
       if (it->is_regular_file(ec) && id == file_id(it->path().string()))
         refuse(out, "is " + it->path().string() + ", a file of the run " + run +
                         "; writing it would destroy the run; choose a file outside the run folder");
+  }
+  // An existing file may be the corpus of a run the command does not read: the runs next to the file and
+  // under the current folder are looked for (replaced, the corpus would make each of them fail eval and
+  // --resume, its checksum changed).
+  if (exists && id.found) {
+    std::vector<std::string> nearby;
+    std::size_t entries = 0;
+    for (const fs::path& root : {parent, fs::path(".")}) find_runs(root, 3, nearby, entries);
+    for (const std::string& run : nearby)
+      for (const std::string& corpus : run_corpora(run))
+        if (id == file_id(corpus))
+          refuse(out, "is " + corpus + ", the corpus of the run " + run + " (which reads it again in eval and "
+                          "--resume, and refuses it changed); choose another file (even --overwrite replaces no file "
+                          "a run depends on)");
   }
   // Any other run: its checkpoint folder is replaced whole, its own files are its own.
   const fs::path folder = fs::canonical(parent, ec);

@@ -2,7 +2,8 @@
 // of heatmap, graph and corpus gettext, and the plots of a run folder. The rules:
 //   - an output is never one of the files the command reads, nor a file of a run
 //     (resolved paths, then device and inode, so another name of the same file is caught),
-//     nor a new file inside a checkpoint folder (attn replaces that folder whole);
+//     nor a new file inside a checkpoint folder (attn replaces that folder whole), nor the
+//     corpus of a run found next to it or under the current folder (3 levels down);
 //   - an output is never a symbolic link: attn writes no file through a link;
 //   - an existing file is replaced only with --overwrite (attn cannot tell a file it
 //     made from the user's own, so it asks);

@@ -2,6 +2,8 @@
 
 #include "parse.hpp"
 
+#include "../core/errors.hpp"
+
 namespace attn::cli {
 
 bool trains_in_epochs(const std::string& model) {
@@ -20,7 +22,8 @@ TrainSettings read_train_settings(const nlohmann::json& config, const std::strin
   const bool grid = config.at("model").value("model", "") == "grid";
   const Fields train(top.object("train"), where + ": train");
   if (trains_in_epochs(config.at("model").value("model", ""))) {
-    train.only({"epochs", "batch_size", "lr", "clip_norm"});
+    train.only({"epochs", "batch_size", "lr", "clip_norm", "stopped_at_step"});
+    if (train.has("stopped_at_step")) train.count("stopped_at_step", 1, kMaxSteps);
     s.epochs = train.count("epochs", 1, kMaxSteps);
     s.batch_size = train.count("batch_size", 1, kMaxBatch);
     s.lr = train.real("lr", Bounds::positive());
@@ -28,7 +31,11 @@ TrainSettings read_train_settings(const nlohmann::json& config, const std::strin
     return s;
   }
   train.only({"steps", "batch_size", "lr", "clip_norm", "label_smoothing", "eval_every", "checkpoint_every",
-              "doubly_stochastic", "warmup", "copy_objective"});
+              "doubly_stochastic", "warmup", "copy_objective", "stopped_at_step"});
+  if (train.has("stopped_at_step") && !grid)  // a sequence run stopped by Ctrl-C resumes: it records no stop
+    throw ValueError(where + ": train: \"stopped_at_step\" is for a run that cannot resume (las, a document "
+                     "classifier, grid); remove the key");
+  if (train.has("stopped_at_step")) train.count("stopped_at_step", 1, kMaxSteps);
   s.steps = train.count("steps", 1, kMaxSteps);
   s.batch_size = train.count("batch_size", 1, kMaxBatch);
   s.lr = train.real("lr", Bounds::positive());

@@ -7,6 +7,8 @@
 //              "copy_objective": "extended"}}   (a copying model's: log p over each batch's extended vocabulary)
 // A document classifier (cli/documents.hpp) and Listen, Attend and Spell (cli/speech.hpp) train in epochs:
 //    "train": {"epochs": 12, "batch_size": 32, "lr": 0.002, "clip_norm": 5.0}
+// A run that cannot resume (las, a document classifier, grid) and was stopped by Ctrl-C records the
+// step it reached, the checkpoint holding what was trained by then: "stopped_at_step": 130.
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -1,6 +1,7 @@
 // Chapter 16's Listen, Attend and Spell on the command line (see speech.hpp).
 #include "speech.hpp"
 
+#include "commands.hpp"
 #include "output.hpp"
 #include "parse.hpp"
 #include "progress.hpp"
@@ -14,8 +15,13 @@
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <optional>
 #include <set>
 #include <sstream>
+#include <thread>
+
+#include <stdlib.h>
+#include <unistd.h>
 
 namespace attn::cli {
 
@@ -26,6 +32,9 @@ namespace {
 constexpr std::uint64_t kMaxModelSize = 65536;
 constexpr std::size_t kDecodeBatch = 50;
 constexpr std::size_t kMaxCharacters = 200;  // a transcript's characters at most (the digits' are under 30)
+// Utterances of a split at most: 100,000 take about 20 minutes to speak on two cores, and gigabytes of memory
+// (also refused when they would fill half of it).
+constexpr std::uint64_t kMaxUtterances = 100000;
 
 // The characters of a decode, specials dropped, as text.
 std::string text_of(const models::Hypothesis& h, const data::Vocab& vocab) {
@@ -117,13 +126,66 @@ std::unique_ptr<models::ListenAttendSpell> make_speech_model(const json& model, 
   return std::make_unique<models::ListenAttendSpell>(c);
 }
 
+namespace {
+
+// What speaking `n` utterances of the task costs: a few utterances of its mean length are spoken first and
+// timed (about 25 ms each; the work is shared by attn's threads, as many as the cores other programs leave
+// free), and their features measured.
+struct SpeakingCost {
+  double seconds = 0;
+  double bytes = 0;  // the features of all `n` (doubles), and as much again for the batches built from them
+};
+SpeakingCost speaking_cost(std::size_t n, const data::SpeechOptions& options) {
+  constexpr std::size_t kTimed = 3;
+  std::string text;
+  for (std::size_t w = 0; w < (options.min_words + options.max_words + 1) / 2; ++w)
+    text += (w ? " " : "") + data::digit_words()[w % 10];
+  const auto start = std::chrono::steady_clock::now();
+  double feature_bytes = 0;
+  for (std::size_t i = 0; i < kTimed; ++i)
+    feature_bytes += double(data::speak_example(text, audio::Voice{}, options).features.size() * sizeof(double));
+  const double each = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / kTimed;
+  double load = 0;  // the cores other programs keep busy (a minute's mean), which attn's threads do not get
+  if (::getloadavg(&load, 1) != 1) load = 0;
+  const double cores = std::max(1.0, std::min(double(get_num_threads()),
+                                              double(std::thread::hardware_concurrency()) - load));
+  return {each * double(n) / cores, 2 * feature_bytes / kTimed * double(n)};
+}
+
+std::string gigabytes(double bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f GB", bytes / 1e9);
+  return text;
+}
+
+}  // namespace
+
 data::SpeechSplit speech_split(const json& task, std::uint64_t seed, const std::string& where) {
   const Fields f(task, where);
   f.only({"name", "n_train", "n_valid", "n_test", "min_words", "max_words"});
   f.one_of("name", {"speech"});  // las hears only the spoken digits: another name is another run's config
   const data::SpeechOptions options = speech_options(f, where);
-  return data::spoken_digits(f.count_or("n_train", 2000, 1, 1000000), f.count_or("n_valid", 200, 1, 100000),
-                             f.count_or("n_test", 200, 1, 100000), seed, options);
+  const std::size_t n_train = f.count_or("n_train", 2000, 1, kMaxUtterances),
+                    n_valid = f.count_or("n_valid", 200, 1, kMaxUtterances),
+                    n_test = f.count_or("n_test", 200, 1, kMaxUtterances);
+  const std::size_t n = n_train + n_valid + n_test;
+  // The utterances are all kept in memory: refused before speaking if they would fill more than half of it.
+  const SpeakingCost cost = speaking_cost(n, options);
+  const double memory = double(::sysconf(_SC_PHYS_PAGES)) * double(::sysconf(_SC_PAGE_SIZE));
+  if (memory > 0 && cost.bytes > memory / 2) {
+    const double each = cost.bytes / double(n);
+    const double fit = memory / 2 / each - double(n_valid + n_test);
+    throw ValueError(where + ": " + std::to_string(n) + " utterances would take about " + gigabytes(cost.bytes) +
+                     " of memory (their features, about " + std::to_string(std::lround(each / 1e3)) + " kB each, "
+                     "and the batches made of them), more than half of this machine's " + gigabytes(memory) +
+                     "; give n_train (--n-train) at most " + std::to_string(std::max<long>(1, std::lround(fit))) +
+                     " here");
+  }
+  // Speaking takes a while (2,400 utterances: half a minute): a line says so, with the time it will take.
+  Phase phase("speaking " + std::to_string(n) + " utterances with espeak-ng", cost.seconds);
+  data::SpeechSplit split = data::spoken_digits(n_train, n_valid, n_test, seed, options);
+  phase.done();
+  return split;
 }
 
 void train_speech_run(const json& config, const std::string& out, bool overwrite) {
@@ -148,10 +210,14 @@ void train_speech_run(const json& config, const std::string& out, bool overwrite
   const RunLock lock(out);
   check_out_folder(out, overwrite);  // again, now that no other process can write there
 
+  // Ctrl-C from here on is read after each step and after each validation (and the line below says training
+  // has begun): the run commits what it trained.
+  std::optional<SigintCatcher> catcher(std::in_place);
   std::printf("training las (%zu parameters, %s) on speech: %zu train / %zu valid / %zu test utterances (the test "
               "spoken by %zu voices never heard in training), spoken in %.1f s, seed %llu\n",
               model->num_parameters(), s.dtype.c_str(), split.train.size(), split.valid.size(), split.test.size(),
               data::held_out_variants().size(), speaking, static_cast<unsigned long long>(s.seed));
+  std::fflush(stdout);
   nn::Adam optimizer(model->parameters(), s.lr);
   Generator order(s.seed);
   data::BatchOptions batching;
@@ -160,13 +226,27 @@ void train_speech_run(const json& config, const std::string& out, bool overwrite
   const Dtype dtype = model->dtype();
   const std::size_t max_len = decode_length(split.valid);
   const std::size_t per_epoch = (split.train.size() + s.batch_size - 1) / s.batch_size;
-  ProgressBar bar(s.epochs * per_epoch);
+  const std::size_t total_steps = s.epochs * per_epoch;
+  ProgressBar bar(total_steps);
   std::vector<double> epoch_axis, losses, valid_cer;
   const auto started = std::chrono::steady_clock::now();
-  std::size_t step = 0;
-  for (std::size_t e = 1; e <= s.epochs; ++e) {
+  const auto seconds_since_start = [&started] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  };
+  const auto write_plot = [&] {
+    viz::LinePlotOptions plot;
+    plot.title = "training loss and validation CER per epoch";
+    plot.x_label = "epoch";
+    plot.y_from_zero = true;
+    plot.markers = true;
+    write_own_file(out + "/loss.svg", viz::line_plot_svg({{"training loss (nats per character)", epoch_axis, losses},
+                                                          {"validation CER (greedy)", epoch_axis, valid_cer}}, plot));
+  };
+  std::size_t step = 0, stopped_epoch = 0, stopped_batch = 0;  // where Ctrl-C stopped training (0: it did not)
+  for (std::size_t e = 1; e <= s.epochs && !stopped_epoch; ++e) {
     model->train();
     double sum = 0;
+    std::size_t batch_number = 0;
     const std::vector<data::SpeechBatch> batches = data::make_speech_batches(split.train, vocab, batching, order, dtype);
     for (const data::SpeechBatch& b : batches) {
       const Tensor logits = model->forward(b.features, b.lengths, b.tgt_in);  // [B, L, V]
@@ -178,7 +258,15 @@ void train_speech_run(const json& config, const std::string& out, bool overwrite
       if (s.clip_norm > 0) nn::clip_grad_norm_(model->parameters(), s.clip_norm);
       optimizer.step();
       sum += loss.item();
+      ++batch_number;
       bar.update(++step, loss.item(), std::nan(""));
+      if (stop_requested() && batch_number < batches.size()) break;  // in the middle of an epoch
+    }
+    if (batch_number < batches.size()) {  // Ctrl-C: the weights at this step are kept, not validated
+      bar.finish();
+      stopped_epoch = e;
+      stopped_batch = batch_number;
+      break;
     }
     model->eval();
     const double cer =
@@ -187,9 +275,36 @@ void train_speech_run(const json& config, const std::string& out, bool overwrite
     losses.push_back(sum / double(batches.size()));
     valid_cer.push_back(cer);
     bar.finish();
-    std::printf("  epoch %zu/%zu: loss %.3f, validation CER %.1f%% (greedy)\n", e, s.epochs, losses.back(), 100 * cer);
+    // The time so far and left: each epoch to come takes the mean epoch so far, its validation included.
+    const double so_far = seconds_since_start();
+    std::printf("  epoch %zu/%zu: loss %.3f, validation CER %.1f%% (greedy)  [%s, left %s]\n", e, s.epochs,
+                losses.back(), 100 * cer, ProgressBar::format_duration(so_far).c_str(),
+                ProgressBar::format_duration(so_far / double(e) * double(s.epochs - e)).c_str());
+    std::fflush(stdout);
+    if (stop_requested() && e < s.epochs) stopped_epoch = e;  // Ctrl-C at the end of an epoch or in its validation
   }
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  catcher.reset();  // the test evaluation that follows is not training: Ctrl-C stops it at once
+  const double seconds = seconds_since_start();
+  if (stopped_epoch) {
+    // The weights at the step reached, committed as a whole run's are (one rename); config.json says where
+    // training stopped. A run in epochs keeps no optimizer state, so it cannot resume: the message says so.
+    json stopped_config = config;
+    stopped_config["train"]["stopped_at_step"] = step;
+    commit_checkpoint(out, stopped_config, data::Vocab(), vocab,
+                      [&](const std::string& unit) { io::save(*model, unit + "/model.npz"); });
+    if (!epoch_axis.empty()) write_plot();
+    throw Stopped{"attn: stopped by Ctrl-C at step " + std::to_string(step) + " of " + std::to_string(total_steps) +
+                      " (epoch " + std::to_string(stopped_epoch) + " of " + std::to_string(s.epochs) +
+                      (stopped_batch ? ", after batch " + std::to_string(stopped_batch) + " of " +
+                                           std::to_string(per_epoch)
+                                     : std::string(", at its end")) +
+                      "); the checkpoint in " + out + " holds the weights at step " + std::to_string(step) +
+                      ". A las run cannot resume (it trains in epochs and keeps no optimizer state): eval and "
+                      "translate read this checkpoint as it is, and a new run with --overwrite trains all " +
+                      std::to_string(s.epochs) + " epochs. Evaluate it with:\n  " + shell_word(program_name) +
+                      " eval --checkpoint " + shell_word(out),
+                  130};
+  }
   commit_checkpoint(out, config, data::Vocab(), vocab,
                     [&](const std::string& unit) { io::save(*model, unit + "/model.npz"); });
   std::printf("training time: %zu epochs in %.1f s (with the validation after each)\n", s.epochs, seconds);
@@ -197,13 +312,7 @@ void train_speech_run(const json& config, const std::string& out, bool overwrite
   const double cer = models::character_error_rate(hyp, texts_of(split.test)).rate();
   const double wer = models::word_error_rate(hyp, texts_of(split.test)).rate();
 
-  viz::LinePlotOptions plot;
-  plot.title = "training loss and validation CER per epoch";
-  plot.x_label = "epoch";
-  plot.y_from_zero = true;
-  plot.markers = true;
-  write_own_file(out + "/loss.svg", viz::line_plot_svg({{"training loss (nats per character)", epoch_axis, losses},
-                                                        {"validation CER (greedy)", epoch_axis, valid_cer}}, plot));
+  write_plot();
   std::printf("held-out voices (%zu utterances, greedy): CER %.1f%%, WER %.1f%%  (checkpoint: %s; plot: %s/loss.svg)\n",
               split.test.size(), 100 * cer, 100 * wer, out.c_str(), out.c_str());
 }
@@ -305,6 +414,10 @@ Transcription transcribe_text(Run& run, const std::string& text, const std::stri
   const models::Hypothesis h = (beam > 1 ? models::beam_search(*run.speller, state, options)
                                          : models::greedy_decode(*run.speller, state, options)).front();
   t.transcript = text_of(h, run.tgt_vocab);
+  if (!h.finished)  // the speller wrote no end: what is printed is cut, and the user should know
+    std::cerr << "note: the transcript of \"" << visible_text(text) << "\" stopped unfinished at the "
+              << options.max_len << " characters it may have (twice the text's length and 10, at most "
+              << kMaxCharacters << ")\n";
   for (std::int64_t id : h.tokens) t.characters.push_back(run.tgt_vocab.token(id));
   t.attention = models::attention_matrix(h, "attention").to_array();  // [L, U]
   t.hypothesis = h;

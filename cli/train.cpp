@@ -14,17 +14,12 @@
 #include "progress.hpp"
 #include "run_config.hpp"
 
-#include <atomic>
 #include <cctype>
 #include <chrono>
 #include <cmath>
-#include <csignal>
 #include <filesystem>
 #include <iostream>
 #include <set>
-
-#include <signal.h>
-#include <unistd.h>
 
 namespace attn::cli {
 
@@ -32,50 +27,8 @@ std::string program_name = "attn";
 
 namespace {
 
-// Ctrl-C during training: the handler only raises this flag; the step under way finishes, and the
-// run commits a checkpoint at it (a second Ctrl-C stops at once: SA_RESETHAND).
-std::atomic<bool> stop_requested{false};
-static_assert(std::atomic<bool>::is_always_lock_free, "a signal handler may only touch a lock-free atomic");
-
-extern "C" void on_sigint(int) {
-  stop_requested.store(true);
-  static const char note[] = "\nattn: Ctrl-C: stopping after this step, to commit a checkpoint (Ctrl-C again stops at once)\n";
-  const ssize_t ignored = ::write(2, note, sizeof note - 1);  // async-signal-safe, unlike std::cerr
-  (void)ignored;
-}
-
-// Catches SIGINT while it lives; the previous disposition comes back after it.
-class SigintCatcher {
- public:
-  SigintCatcher() {
-    stop_requested.store(false);
-    struct sigaction action {};
-    action.sa_handler = on_sigint;
-    sigemptyset(&action.sa_mask);
-    action.sa_flags = SA_RESTART | SA_RESETHAND;
-    ::sigaction(SIGINT, &action, &previous_);
-  }
-  ~SigintCatcher() { ::sigaction(SIGINT, &previous_, nullptr); }
-  SigintCatcher(const SigintCatcher&) = delete;
-  SigintCatcher& operator=(const SigintCatcher&) = delete;
-
- private:
-  struct sigaction previous_ {};
-};
-
 // Thrown from a step's progress report when Ctrl-C was pressed: the step is complete.
 struct StopAfterStep {};
-
-// A path as the shell reads it back: quoted when it holds anything but plain characters.
-std::string shell_word(const std::string& word) {
-  bool plain = !word.empty();
-  for (char c : word)
-    plain = plain && (std::isalnum(static_cast<unsigned char>(c)) || std::string("/._-+=:,@").find(c) != std::string::npos);
-  if (plain) return word;
-  std::string quoted = "'";
-  for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return quoted + "'";
-}
 
 // "decoder_dim=128" -> config["decoder_dim"] = 128 (JSON values; bare words are strings).
 void apply_setting(nlohmann::json& model, const std::string& setting) {
@@ -372,7 +325,7 @@ TrainResult train_run(nlohmann::json config, const std::string& out, TrainMode m
       loss_sum = accuracy_sum = 0;
       summed = 0;
     }
-    if (stop_requested.load() && p.step < options.steps) {
+    if (stop_requested() && p.step < options.steps) {
       if (summed) bar.update(p.step, loss_sum / double(summed), accuracy_sum / double(summed));  // the step reached
       throw StopAfterStep{};
     }
@@ -502,8 +455,8 @@ void add_train_command(CLI::App& app) {
             "dropped, and train says how many (default 12)")
       ->default_str("");
   add_count(cmd, "--n-train", o->n_train, 1, kMaxExamples,
-            "training examples to generate (not for FILE.tsv or FILE.jsonl; speech: utterances to speak; default: "
-            "the task's own)")
+            "training examples to generate (not for FILE.tsv or FILE.jsonl; speech: utterances to speak, at most "
+            "100,000 and no more than half of this machine's memory holds, about 50 kB each; default: the task's own)")
       ->default_str("");
   cmd->add_flag("--skip-malformed", o->skip_malformed, "FILE.tsv: skip malformed lines instead of stopping at the first");
   add_switch(cmd, "--lowercase", "--no-lowercase", o->lowercase, "FILE.tsv: lowercase both sides");

@@ -5,7 +5,9 @@ import hashlib
 import json
 import os
 import shutil
+import signal
 import subprocess
+import time
 import unittest
 
 ATTN = None  # the executable, set by each test file from its command line
@@ -21,6 +23,25 @@ def attn(*args, cwd=None, timeout=120):
     p = subprocess.run([ATTN, *args], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                        universal_newlines=True, errors="replace", timeout=timeout)
     return p.returncode, p.stdout, p.stderr
+
+
+def interrupted(args, delay, ready="training ", timeout=600):
+    """Runs attn, waits until a line of its standard output holds `ready` (training has begun: the data
+    and the model are made), then `delay` seconds more, and sends it SIGINT, as Ctrl-C does; returns
+    (exit status, stdout, stderr) once it has ended."""
+    p = subprocess.Popen([ATTN, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True,
+                         errors="replace")
+    lines = []
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        line = p.stdout.readline()
+        lines.append(line)
+        if not line or ready in line:
+            break
+    time.sleep(delay)
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=timeout)
+    return p.returncode, "".join(lines) + out, err
 
 
 def unit(run):

@@ -66,6 +66,45 @@ class CommandLine(common.ScratchTest):
                    message=("--html " + other, "the run's corpus"))
         self.corpus_unchanged()
 
+    def test_commands_that_read_no_run_never_replace_a_runs_corpus(self):
+        """corpus gettext --out and bpe learn --out read no run, but the file may be the corpus (or the test
+        file) of one: replaced, that run could no longer be evaluated or resumed (its checksum changed). Refused,
+        even with --overwrite, for a run next to the file or under the current folder; a file no run reads is
+        replaced as before. (Before: both replaced the run's corpus without a word.)"""
+        from test_bad_inputs import write_mo_bytes
+        locale = self.path("locale_out")
+        os.makedirs(os.path.join(locale, "fr", "LC_MESSAGES"), exist_ok=True)
+        with open(os.path.join(locale, "fr", "LC_MESSAGES", "a.mo"), "wb") as f:
+            f.write(write_mo_bytes([("Cannot open the file now.", "Impossible d'ouvrir le fichier maintenant.")]))
+        other = self.path("other.tsv")
+        shutil.copy(self.corpus, other)
+        # The run's corpus elsewhere, the run under the current folder.
+        away = tempfile.mkdtemp(prefix="attn_command_line_away_")
+        try:
+            corpus_away = os.path.join(away, "away.tsv")
+            shutil.copy(self.corpus, corpus_away)
+            os.makedirs(self.path("work", "runs"))
+            self.ok("train", "--task", corpus_away, *SMALL, "--steps", "1", "--out", self.path("work", "runs", "away"))
+            before = {self.corpus: folder_digest(self.tmp), corpus_away: folder_digest(away)}
+            # (the runs of this folder that read the corpus: self.run_dir and others of the tests; any of them is named)
+            for corpus, run, cwd in ((self.corpus, self.tmp + "/", None), (corpus_away, "runs/away", self.path("work"))):
+                for args in (["corpus", "gettext", "--locale-dir", locale, "--out", corpus, "--overwrite"],
+                             ["bpe", "learn", "--task", other, "--merges", "3", "--out", corpus, "--overwrite"]):
+                    status, out, err = attn(*args, cwd=cwd)
+                    common.check_failure(self, status, out, err, ("--out " + corpus, "the corpus of the run", run,
+                                                                  "even --overwrite"), args)
+            self.assertEqual({self.corpus: folder_digest(self.tmp), corpus_away: folder_digest(away)}, before)
+        finally:
+            shutil.rmtree(away, ignore_errors=True)
+        self.corpus_unchanged()
+        self.ok("eval", "--checkpoint", self.run_dir)
+        # A file no run reads is replaced with --overwrite, as before.
+        self.ok("bpe", "learn", "--task", other, "--merges", "3", "--out", other + ".bpe")
+        self.ok("bpe", "learn", "--task", other, "--merges", "3", "--out", other + ".bpe", "--overwrite")
+        self.ok("corpus", "gettext", "--locale-dir", locale, "--min-words", "1", "--out", self.path("fresh.tsv"))
+        self.ok("corpus", "gettext", "--locale-dir", locale, "--min-words", "1", "--out", self.path("fresh.tsv"),
+                "--overwrite")
+
     def test_output_in_a_kernel_folder(self):
         """--html /proc/version: named as a folder nothing can be written to, not 'No such file or directory'."""
         self.fails("heatmap", "--checkpoint", self.run_dir, "open the file", "--html", "/proc/version", "--overwrite",

@@ -10,6 +10,7 @@ Also: a second process cannot write a run folder in use, and a run started with
 ATTN_KILL_COUNT (default 30) is the number of kills. Standard library only.
 """
 import io
+import json
 import os
 import random
 import re
@@ -151,6 +152,31 @@ class Kill(unittest.TestCase):
             self.assertIn(f"resumed at step {m.group(1)}", out)
             self.assertEqual(arrays(run), reference, "a run resumed after Ctrl-C differs from the uninterrupted one")
         self.assertGreater(stopped, 0, "no attempt was interrupted before its end")
+
+    def test_ctrl_c_grid_commits_the_step_reached(self):
+        """Ctrl-C (SIGINT) at random moments of the grid captioner's training: the step under way finishes and
+        the weights at that step are committed as a whole run's are; attn says the step, that the run cannot
+        resume and the command that evaluates it; config.json records the step. (Before: killed by the signal
+        with nothing committed, the first Ctrl-C seen up to 10 steps late.)"""
+        rng = random.Random(int(os.environ.get("ATTN_KILL_SEED", "1")))
+        steps = 100000  # never reached: every attempt is interrupted
+        for attempt in range(3):
+            run = self.path(f"grid_sigint_{attempt}")
+            status, out, err = common.interrupted(
+                ["train", "--model", "grid", "--task", "grid", "--steps", str(steps), "--n-train", "100",
+                 "--batch-size", "8", "--set", "embed_dim=8", "--set", "decoder_dim=8", "--set", "attention_dim=8",
+                 "--seed", "3", "--out", run], rng.uniform(0, 2))
+            self.assertEqual(status, 130, err)
+            m = re.search(r"^attn: stopped by Ctrl-C at step (\d+) of %d; the checkpoint in (.+) holds the weights at "
+                          r"step \1\. The grid captioner's run cannot resume" % steps, err, re.M)
+            self.assertIsNotNone(m, err)
+            self.assertEqual(m.group(2), run)
+            self.assertEqual(err.strip().split("\n")[-1].strip(), f"{common.ATTN} eval --checkpoint {run}")
+            config = json.loads(read_part(run, "config.json"))
+            self.assertEqual(config["train"]["stopped_at_step"], int(m.group(1)))
+            self.assertIn("test grids: exact match", self.ok("eval", "--checkpoint", run))
+            self.assertIn("  ->  ", self.ok("translate", "--checkpoint", run, "red square top left"))
+            self.assertEqual(sorted(os.listdir(run)), ["checkpoint", "lock"])
 
     def test_a_killed_writers_plot_temporaries_are_removed(self):
         # A kill between writing a plot's temporary file and renaming it leaves ".loss.svg.tmp.PID.N";

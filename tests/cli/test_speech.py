@@ -45,7 +45,11 @@ LAS = ["--model", "las", "--task", "speech", "--n-train", str(N_TRAIN), "--epoch
 TRAIN_COUNTS = re.compile(r"^training las \((\d+) parameters, (float32|float64)\) on speech: (\d+) train / (\d+) valid / "
                           r"(\d+) test utterances \(the test spoken by (\d+) voices never heard in training\), "
                           r"spoken in [0-9.]+ s, seed (\d+)$", re.M)
-EPOCH = re.compile(r"^  epoch (\d+)/(\d+): loss ([0-9.]+), validation CER ([0-9.]+)% \(greedy\)$", re.M)
+# Each epoch's line ends with the time so far and the time left, e.g. "  [0:04, left 0:00]".
+EPOCH = re.compile(r"^  epoch (\d+)/(\d+): loss ([0-9.]+), validation CER ([0-9.]+)% \(greedy\)  "
+                   r"\[(\d+:\d\d), left (\d+:\d\d)\]$", re.M)
+SPEAKING = re.compile(r"^speaking (\d+) utterances with espeak-ng \(about (\d+:\d\d)\)\.\.\.$(?:.|\n)*?"
+                      r"^speaking \1 utterances with espeak-ng: done in (\d+:\d\d)$", re.M)
 TRAIN_HELD_OUT = re.compile(r"^held-out voices \((\d+) utterances, greedy\): CER ([0-9.]+)%, WER ([0-9.]+)%  "
                             r"\(checkpoint: (.*); plot: (.*)/loss\.svg\)$", re.M)
 EVAL_RATES = re.compile(r"^(\d+) test utterances, spoken by (\d+) voices never heard in training; (greedy|beam search \d+): "
@@ -212,6 +216,50 @@ class Train(SpeechTest):
         self.assertEqual(len(EPOCH.findall(self.train_out)), 1)
         held = self.match(TRAIN_HELD_OUT, self.train_out)
         self.assertEqual((held.group(1), held.group(4), held.group(5)), ("200", self.run_dir, self.run_dir))
+        self.assertEqual(epoch.group(6), "0:00")  # the last epoch: nothing left
+
+    def test_speaking_says_how_long_it_takes(self):
+        """Speaking the data takes seconds to minutes: a line says so first, with an estimate from a few
+        utterances timed, and another when it is done (train: every split; eval: the test split)."""
+        for out, n in ((self.train_out, N_TRAIN + 400), (self.eval_out, 202)):
+            m = self.match(SPEAKING, out)
+            self.assertEqual(int(m.group(1)), n)
+            minutes, seconds = (int(x) for x in m.group(3).split(":"))
+            estimate = [int(x) for x in m.group(2).split(":")]
+            # Within a factor of 4 of the time taken (or both a few seconds): an estimate, not a number to trust.
+            took, guess = 60 * minutes + seconds, 60 * estimate[0] + estimate[1]
+            self.assertLessEqual(guess, max(4 * took, 4), m.group(0))
+            self.assertLessEqual(took, max(4 * guess, 4), m.group(0))
+
+    def test_ctrl_c_commits_the_step_reached(self):
+        """Ctrl-C (SIGINT) at a random moment of las training: the step under way finishes and the weights
+        at that step are committed as a whole run's are; attn says the step, the epoch, that a las run cannot
+        resume and the command that evaluates it; config.json records the step. (Before: killed by the
+        signal, nothing committed.)"""
+        import random
+        rng = random.Random(int(os.environ.get("ATTN_SIGINT_SEED", "1")))
+        epochs, per_epoch = 50, -(-N_TRAIN // BATCH)
+        run = self.path("sigint")
+        args = list(LAS)
+        args[args.index("--epochs") + 1] = str(epochs)
+        status, out, err = common.interrupted(["train", *args, "--out", run], rng.uniform(0, 4))
+        self.assertEqual(status, 130, err)
+        m = re.search(r"^attn: stopped by Ctrl-C at step (\d+) of %d \(epoch (\d+) of %d(, after batch (\d+) of %d|, at "
+                      r"its end)\); the checkpoint in (.+) holds the weights at step \1\. A las run cannot resume"
+                      % (epochs * per_epoch, epochs, per_epoch), err, re.M)
+        self.assertIsNotNone(m, err)
+        step, epoch = int(m.group(1)), int(m.group(2))
+        done = len(EPOCH.findall(out))  # the epochs that ended, each with its validation
+        if m.group(4):
+            self.assertEqual((step, done), ((epoch - 1) * per_epoch + int(m.group(4)), epoch - 1))
+        else:
+            self.assertEqual((step, done), (epoch * per_epoch, epoch))
+        self.assertEqual(m.group(5), run)
+        self.assertEqual(err.strip().split("\n")[-1].strip(), f"{common.ATTN} eval --checkpoint {run}")
+        config = self.config(run)
+        self.assertEqual(config["train"]["stopped_at_step"], step)
+        self.assertEqual(config["train"]["epochs"], epochs)
+        self.match(EVAL_RATES, self.ok("eval", "--checkpoint", run))
 
 
 class Eval(SpeechTest):
@@ -271,12 +319,25 @@ class Eval(SpeechTest):
         for key in a:
             self.assertEqual(a[key], b[key], f"{key} differs between two runs of the same seed")
         self.assertEqual(read_part(again, "config.json"), read_part(self.run_dir, "config.json"))
-        self.assertEqual(self.match(EPOCH, out).group(0), self.match(EPOCH, self.train_out).group(0))
+        self.assertEqual(self.match(EPOCH, out).group(1, 2, 3, 4), self.match(EPOCH, self.train_out).group(1, 2, 3, 4))
         self.assertEqual(self.match(TRAIN_HELD_OUT, out).group(1, 2, 3),
                          self.match(TRAIN_HELD_OUT, self.train_out).group(1, 2, 3))
 
 
+# A transcript that reached its limit without an end is cut, and said so (the tiny model of these tests never ends one).
+UNFINISHED = re.compile(r'^note: the transcript of "(.*)" stopped unfinished at the (\d+) characters it may have '
+                        r"\(twice the text's length and 10, at most 200\)$")
+
+
 class Translate(SpeechTest):
+    def ok(self, *args):
+        """attn succeeds; on standard error, notes of unfinished transcripts only. Returns its stdout."""
+        status, out, err = attn(*args, timeout=300)
+        self.assertEqual(status, 0, f"attn {' '.join(args)} failed: {err}")
+        for line in err.splitlines():
+            self.assertRegex(line, UNFINISHED, f"attn {' '.join(args)}")
+        return out
+
     def translated(self, line, text, voice):
         m = TRANSLATED.match(line)
         self.assertIsNotNone(m, line)
@@ -366,6 +427,34 @@ class Errors(SpeechTest):
         # a long text would take minutes to speak and come back cut at the transcript's limit
         self.fails("translate", "--checkpoint", self.run_dir, "four " * 50,
                    message=("las transcribes at most 200 characters", "this text has 250", "shorter parts"))
+
+    def test_speech_limits_stated_and_enforced(self):
+        """Speech grows with its input: the limits are in --help and enforced by name, before any speaking.
+        (Before: --help stated none; --n-train 1000000 was accepted, hours of espeak-ng and about 80 GB.)"""
+        self.assertIn("at most 200 characters", " ".join(self.ok("translate", "--help").split()))
+        self.assertIn("at most 200 characters", " ".join(self.ok("heatmap", "--help").split()))
+        help_text = " ".join(self.ok("train", "--help").split())
+        self.assertIn("speech: utterances to speak, at most 100,000 and no more than half of this machine's memory "
+                      "holds", help_text)
+        x = self.path("huge")
+        started = time.monotonic()
+        args = list(LAS)
+        args[args.index("--n-train") + 1] = "1000000"
+        self.fails("train", *args, "--out", x, message=("--n-train", "n_train", "100000"))
+        self.assertLess(time.monotonic() - started, 10, "refused only after speaking")
+        self.assertFalse(os.path.exists(x))
+
+    def test_unfinished_transcript_is_noted(self):
+        """A transcript that stops at its limit without an end is cut: a note on standard error says so,
+        with the limit (before: printed as if whole)."""
+        status, out, err = attn("translate", "--checkpoint", self.run_dir, "four two", timeout=300)
+        self.assertEqual(status, 0, err)
+        transcript = TRANSLATED.match(out.split("\n")[0]).group(4)
+        if err:  # cut at 2 * 8 + 10 characters
+            self.assertEqual(UNFINISHED.match(err.strip()).group(1, 2), ("four two", "26"))
+            self.assertLessEqual(len(transcript), 26)
+        else:  # the speller ended it within the limit
+            self.assertLess(len(transcript), 26)
 
     def test_voice_on_another_model(self):
         run = self.path("bahdanau")
