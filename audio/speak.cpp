@@ -44,6 +44,13 @@ Wave speak(const std::string& text, const Voice& voice, const std::string& progr
   // block on the other filling up. They become part of the error when it fails.
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> messages(std::tmpfile(), &std::fclose);
   if (!messages) throw IOError(op + ": cannot make a temporary file for espeak-ng's messages: " + std::strerror(errno));
+  // The argument vector is built before fork(): the child of a multithreaded process (data/speech.cpp speaks
+  // on several threads) may call only async-signal-safe functions, so no allocation after the fork.
+  std::vector<char*> argv;
+  argv.reserve(args.size() + 1);
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const int messages_fd = ::fileno(messages.get());
   int out[2];
   if (::pipe(out) != 0) throw IOError(op + ": pipe() failed: " + std::strerror(errno));
   const pid_t pid = ::fork();
@@ -52,14 +59,11 @@ Wave speak(const std::string& text, const Voice& voice, const std::string& progr
     ::close(out[1]);
     throw IOError(op + ": fork() failed: " + std::strerror(errno));
   }
-  if (pid == 0) {  // the child: stdout into the pipe, stderr into the file, then espeak-ng
+  if (pid == 0) {  // the child: stdout into the pipe, stderr into the file, then espeak-ng (no allocation)
     ::dup2(out[1], 1);
-    ::dup2(::fileno(messages.get()), 2);
+    ::dup2(messages_fd, 2);
     ::close(out[0]);
     ::close(out[1]);
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
     ::execvp(argv[0], argv.data());
     ::_exit(127);  // not found
   }

@@ -5,10 +5,12 @@
 #include "../data/vocab.hpp"
 #include "output.hpp"
 #include "parse.hpp"
+#include "progress.hpp"
 
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <atomic>
 #include <iostream>
 #include <set>
 #include <sstream>
@@ -22,7 +24,14 @@ data::Bpe learn_joint(const std::vector<data::Example>& examples, std::size_t me
     sentences.push_back(e.src);
     sentences.push_back(e.tgt);
   }
-  return data::Bpe::learn(sentences, merges);
+  // Thousands of merges over a large corpus take a while: after 2 s a line says how many are learned (the first
+  // merges touch most words and the last few, so no time left is guessed from the count).
+  std::atomic<std::size_t> learned{0};
+  Phase phase("learning " + std::to_string(merges) + " subword merges",
+              [&learned, merges] { return std::to_string(learned.load()) + " of " + std::to_string(merges) + " learned"; });
+  data::Bpe codes = data::Bpe::learn(sentences, merges, 2, [&learned](std::size_t k) { learned.store(k); });
+  phase.done();
+  return codes;
 }
 
 data::Bpe read_codes(const std::string& path, const std::string& shown) {
@@ -139,6 +148,8 @@ void add_bpe_command(CLI::App& app) {
     options.split_punctuation = o->split_punctuation;
     options.skip_malformed = o->skip_malformed;
     data::Corpus corpus;
+    check_text_encoding(o->task);
+    check_word_lengths(o->task);
     try {
       corpus = data::load_tsv(o->task, options);
     } catch (const IOError& e) {  // name the command line's flag, not the library's option

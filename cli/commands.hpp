@@ -8,6 +8,8 @@
 #include "task.hpp"
 #include "word_scores.hpp"
 
+#include "../train/epoch_trainer.hpp"
+
 #include <CLI/CLI.hpp>
 
 #include <string>
@@ -47,8 +49,54 @@ struct TrainResult {
   std::vector<double> steps, losses, lrs;  // the loss and learning-rate curves (of this invocation)
   WordScores scores;                       // the final evaluation on words (BLEU as NLTK computes it)
 };
-// The run folder also gets its plots (write_curves).
-TrainResult train_run(nlohmann::json config, const std::string& out, TrainMode mode, std::uint64_t new_steps = 0);
+// A run folder opened to resume (train --resume DIR): locked for this process, its checkpoint
+// unit open (the manifest checked) and its config.json read; `where` names that file in messages.
+struct ResumedRun {
+  std::unique_ptr<RunLock> lock;
+  std::unique_ptr<Checkpoint> unit;
+  nlohmann::json config;
+  std::string where;
+  std::string model_name() const;  // config.model.model, or "" when it has none
+};
+std::shared_ptr<ResumedRun> open_to_resume(const std::string& dir);
+
+// The run folder also gets its plots (write_curves). Resume: `resumed` if already opened, else opened here.
+TrainResult train_run(nlohmann::json config, const std::string& out, TrainMode mode, std::uint64_t new_steps = 0,
+                      std::shared_ptr<ResumedRun> resumed = nullptr);
+
+// How a run of the families that train with models::EpochTrainer (grid, las, the document classifiers)
+// starts: in a new folder (over an old run with `overwrite`), or resumed from `resumed` to `new_total`
+// epochs or steps (0: the total its config.json says).
+struct RunStart {
+  bool overwrite = false;
+  std::shared_ptr<ResumedRun> resumed;
+  std::uint64_t new_total = 0;
+};
+
+// The config such a run trains under: `config` for a new run; for a resumed one its checkpoint's, checked,
+// with train.<total_key> ("epochs" or "steps") set to start.new_total if given. `where` gets the name of the
+// config in messages.
+nlohmann::json epoch_run_config(nlohmann::json config, const RunStart& start, const char* total_key, std::string& where);
+
+// Before training: a new run checks and locks its folder (new or empty unless start.overwrite); a resumed
+// run loads its checkpoint into `trainer` (an error names the file; a run made before these families
+// resumed has no trainer state and is refused, saying why; its vocab.json must equal `vocab_json`) and
+// must have more to train. Returns the new run's lock (a resumed run's is start.resumed's).
+std::unique_ptr<RunLock> begin_epoch_run(models::EpochTrainer& trainer, const RunStart& start, const std::string& out,
+                                         const std::string& vocab_json);
+
+// vocab.json's text as a checkpoint holds it (compact), to compare with a resumed run's.
+std::string vocab_json_text(const data::Vocab& src, const data::Vocab& tgt);
+
+// Trains with Ctrl-C read between two steps (the caller holds a SigintCatcher from before it says training
+// has begun, so that no Ctrl-C is missed); every checkpoint of the trainer is committed into `out`
+// as one unit (config.json, vocab.json, model.npz, model.trainer.npz). Returns at the end of
+// training. On Ctrl-C the step reached is committed and Stopped is thrown, its message naming the
+// step (and the epoch, for a run in epochs), `kept` (what eval reads, if more needs saying) and the
+// command that resumes the run.
+void train_epochs_in_run(models::EpochTrainer& trainer, const std::string& out, const nlohmann::json& config,
+                         const data::Vocab& src_vocab, const data::Vocab& tgt_vocab, std::size_t total_steps,
+                         const std::function<std::string()>& kept = {});
 
 // Writes the run's plots into `dir` as SVG: loss.svg, lr.svg, accuracy_by_length.svg, and
 // bleu_by_length.svg when `bleu` (corpus tasks). Returns the paths written.

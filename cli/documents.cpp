@@ -8,7 +8,9 @@
 #include "run_config.hpp"
 
 #include "../models/document_baselines.hpp"
+#include "../train/document_training.hpp"
 #include "../models/han.hpp"
+#include "../models/registry.hpp"
 #include "../viz/line_plot.hpp"
 
 #include <xtensor/xview.hpp>
@@ -31,7 +33,6 @@ namespace {
 
 constexpr std::uint64_t kMaxModelSize = 65536;  // embed_dim, hidden_dim, attention_dim
 constexpr std::uint64_t kMaxCut = 100000;       // max_sentences, max_words
-constexpr std::size_t kEvalBatch = 64;
 
 bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
@@ -43,48 +44,6 @@ data::DocumentOptions cut_options(const Fields& f) {
   o.max_words = f.count_or("max_words", 40, 0, kMaxCut);
   o.lowercase = f.boolean_or("lowercase", true);
   return o;
-}
-
-// The parameters' values, to keep the best epoch's (float32 or float64 runs).
-struct Snapshot {
-  std::vector<xt::xarray<float>> f;
-  std::vector<xt::xarray<double>> d;
-  void take(const std::vector<Tensor>& params) {
-    f.clear();
-    d.clear();
-    for (const Tensor& p : params) {
-      if (p.dtype() == Dtype::Float32) f.push_back(p.data<float>());
-      else d.push_back(p.data<double>());
-    }
-  }
-  void restore(std::vector<Tensor> params) const {
-    std::size_t i = 0, j = 0;
-    for (Tensor& p : params) {
-      if (p.dtype() == Dtype::Float32) p.data<float>() = f.at(i++);
-      else p.data<double>() = d.at(j++);
-    }
-  }
-};
-
-// The class of every document of `docs`, in order, in batches of kEvalBatch.
-models::ConfusionMatrix evaluate(models::DocumentClassifier& model, const std::vector<data::Document>& docs,
-                                 const data::Vocab& vocab, std::size_t classes, std::vector<std::int64_t>* predicted) {
-  no_grad guard;
-  const bool was_training = model.is_training();
-  model.eval();
-  models::ConfusionMatrix m(classes);
-  if (predicted) predicted->assign(docs.size(), 0);
-  for (std::size_t begin = 0; begin < docs.size(); begin += kEvalBatch) {
-    std::vector<std::size_t> indices(std::min(kEvalBatch, docs.size() - begin));
-    std::iota(indices.begin(), indices.end(), begin);
-    const data::DocumentBatch batch = data::make_document_batch(docs, indices, vocab);
-    const Index guess = argmax(model.forward(batch), 1);  // [B]
-    m.add(batch.labels, guess);
-    if (predicted)
-      for (std::size_t i = 0; i < indices.size(); ++i) (*predicted)[indices[i]] = guess(i);
-  }
-  model.train(was_training);
-  return m;
 }
 
 void print_evaluation(const models::ConfusionMatrix& m, const std::vector<std::string>& classes) {
@@ -117,7 +76,12 @@ std::vector<std::string> document_classes(const json& task, const std::string& w
 }
 
 const std::vector<std::string>& document_model_names() {
-  static const std::vector<std::string> names = {"han", "flat-attention", "bag-of-words"};
+  static const std::vector<std::string> names = [] {  // the registry's documents family
+    std::vector<std::string> n;
+    for (const models::TrainableModel& m : models::trainable_models())
+      if (m.family == models::ModelFamily::Documents) n.push_back(m.name);
+    return n;
+  }();
   return names;
 }
 
@@ -319,152 +283,103 @@ DocumentTask make_document_task(const json& config, std::uint64_t seed, const st
   return t;
 }
 
-void train_documents_run(const json& config, const std::string& out, bool overwrite) {
-  const TrainSettings s = read_train_settings(config, "the run's settings");
-  const std::size_t epochs = s.epochs, batch_size = s.batch_size;
-  const double lr = s.lr, clip = s.clip_norm;
-  const std::uint64_t seed = s.seed;
+void train_documents_run(json config, const std::string& out, const RunStart& start) {
+  std::string where;
+  config = epoch_run_config(config, start, "epochs", where);
+  const TrainSettings s = read_train_settings(config, where);
   const bool float32 = s.dtype == "float32";
-
-  (void)make_document_model(config.at("model"), 8, 2, "the model's settings (--model, --set)");  // fail fast
-  DocumentTask task = make_document_task(config.at("task"), seed, "the task's settings (--task)");
+  const std::string model_where = start.resumed ? where + ": model" : "the model's settings (--model, --set)";
+  (void)make_document_model(config.at("model"), 8, 2, model_where);  // fail fast
+  DocumentTask task = make_document_task(config.at("task"), s.seed,
+                                         start.resumed ? where + ": task" : "the task's settings (--task)");
   if (!task.warning.empty()) std::cout << "warning: " << task.warning << std::endl;
   json run_config = config;
   run_config["task"] = task.config;
-  manual_seed(seed);
+  manual_seed(s.seed);
   std::unique_ptr<models::DocumentClassifier> model;
   try {
-    model = make_document_model(config.at("model"), task.vocab.size(), task.classes.size(),
-                                "the model's settings (--model, --set)");
+    model = make_document_model(config.at("model"), task.vocab.size(), task.classes.size(), model_where);
   } catch (const std::bad_alloc&) {
     throw ValueError("--set: the model's sizes need more memory than this machine has");
   }
   if (float32) model->to(Dtype::Float32);
-  check_out_folder(out, overwrite);
-  const RunLock lock(out);
-  check_out_folder(out, overwrite);  // again, now that no other process can write there
+  models::EpochTrainerOptions options;
+  options.epochs = s.epochs;
+  options.lr = s.lr;
+  options.clip_norm = s.clip_norm;
+  options.seed = s.seed;
+  options.keep_best = true;  // the epoch with the best validation accuracy, as the chapter keeps
+  models::EpochTrainer trainer(
+      *model, models::document_family(*model, task.train, task.valid, task.vocab, task.classes.size(), s.batch_size),
+      options);
+  const std::unique_ptr<RunLock> lock = begin_epoch_run(trainer, start, out, vocab_json_text(task.vocab, data::Vocab()));
 
   const std::string name = config.at("model").at("model");
   // Ctrl-C from here on is read after each step and after each validation (and the line below says training
-  // has begun): the run commits what it trained.
+  // has begun): the run commits a checkpoint it resumes from.
   std::optional<SigintCatcher> catcher(std::in_place);
   std::printf("training %s (%zu parameters, %s) on %s: %zu train / %zu validation / %zu test documents, %zu classes, "
-              "%zu words, seed %llu\n",
+              "%zu words, seed %llu%s\n",
               name.c_str(), model->num_parameters(), float32 ? "float32" : "float64",
               task.config.at("file").get<std::string>().c_str(), task.train.size(), task.valid.size(),
-              task.test.size(), task.classes.size(), task.vocab.size(), static_cast<unsigned long long>(seed));
+              task.test.size(), task.classes.size(), task.vocab.size(), static_cast<unsigned long long>(s.seed),
+              start.resumed ? (", resumed after epoch " + std::to_string(trainer.epochs_done()) + " (step " +
+                               std::to_string(trainer.step()) + ")").c_str()
+                            : "");
   std::fflush(stdout);
-  nn::Adam optimizer(model->parameters(), lr);
-  Generator order(seed);
-  data::BatchOptions batching;
-  batching.batch_size = batch_size;
-  batching.sort_buckets = 4;  // documents of similar padded size together: less padding
-  Snapshot best;
-  double best_valid = -1;
-  std::size_t best_epoch = 0;
-  std::string best_what;  // "epoch 4", or "step 130 (in epoch 5)" for the weights where Ctrl-C stopped an epoch
-  std::vector<double> epoch_axis, losses, valid_accuracy;
-  const std::size_t per_epoch = (task.train.size() + batch_size - 1) / batch_size;
-  const std::size_t total_steps = epochs * per_epoch;
-  ProgressBar bar(total_steps);
+  const std::size_t per_epoch = (task.train.size() + s.batch_size - 1) / s.batch_size;
+  const std::size_t total_steps = s.epochs * per_epoch, first_epoch = trainer.epochs_done();
+  ProgressBar bar(total_steps, trainer.step());
   const auto started = std::chrono::steady_clock::now();
   const auto seconds_since_start = [&started] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   };
-  // The validation accuracy of the parameters as they are, which are kept if it is the best so far.
-  const auto validate = [&](std::size_t epoch, const std::string& what) {
-    const double valid = evaluate(*model, task.valid, task.vocab, task.classes.size(), nullptr).accuracy();
-    const bool better = valid > best_valid;
-    if (better) {
-      best_valid = valid;
-      best_epoch = epoch;
-      best_what = what;
-      best.take(model->parameters());
-    }
-    return std::pair<double, bool>{valid, better};
-  };
-  std::size_t step = 0, stopped_epoch = 0;  // stopped_epoch: where Ctrl-C stopped training (0: it did not)
-  for (std::size_t e = 1; e <= epochs && !stopped_epoch; ++e) {
-    double sum = 0;
-    std::size_t right = 0, seen = 0, batch_number = 0;
-    const std::vector<data::DocumentBatch> batches = data::make_document_batches(task.train, task.vocab, batching, order);
-    for (const data::DocumentBatch& batch : batches) {
-      optimizer.zero_grad();
-      const Tensor logits = model->forward(batch);  // [B, C]
-      Tensor loss = nn::cross_entropy(logits, batch.labels);
-      loss.backward();
-      if (clip > 0) nn::clip_grad_norm_(model->parameters(), clip);
-      optimizer.step();
-      sum += loss.item();
-      const Index guess = argmax(logits.detach(), 1);
-      for (std::size_t i = 0; i < batch.size(); ++i) right += guess(i) == batch.labels(i);
-      seen += batch.size();
-      ++batch_number;
-      bar.update(++step, loss.item(), double(right) / double(seen));
-      if (stop_requested() && batch_number < batches.size()) break;  // in the middle of an epoch
-    }
+  trainer.on_step = [&](const models::EpochProgress& p) { bar.update(p.step, p.loss, p.epoch_accuracy); };
+  trainer.on_epoch = [&](const models::EpochReport& r) {
     bar.finish();
-    if (batch_number < batches.size()) {  // Ctrl-C: this part of an epoch is validated too, and kept if best
-      stopped_epoch = e;
-      const auto [valid, better] = validate(e, "step " + std::to_string(step) + " (in epoch " + std::to_string(e) + ")");
-      std::printf("  epoch %zu/%zu stopped after batch %zu of %zu: validation accuracy %.1f%%%s\n", e, epochs,
-                  batch_number, batches.size(), 100 * valid, better ? " (best so far)" : "");
-      break;
-    }
-    const auto [valid, better] = validate(e, "epoch " + std::to_string(e));
-    epoch_axis.push_back(double(e));
-    losses.push_back(sum / double(batches.size()));
-    valid_accuracy.push_back(valid);
     // The time so far and left: each epoch to come takes the mean epoch so far, its validation included.
     const double so_far = seconds_since_start();
-    std::printf("  epoch %zu/%zu: loss %.3f, validation accuracy %.1f%%%s  [%s, left %s]\n", e, epochs,
-                losses.back(), 100 * valid, better ? " (best so far)" : "",
-                ProgressBar::format_duration(so_far).c_str(),
-                ProgressBar::format_duration(so_far / double(e) * double(epochs - e)).c_str());
+    std::printf("  epoch %zu/%zu: loss %.3f, validation accuracy %.1f%%%s  [%s, left %s]\n", r.epoch, s.epochs, r.loss,
+                100 * r.validation, r.best ? " (best so far)" : "", ProgressBar::format_duration(so_far).c_str(),
+                ProgressBar::format_duration(so_far / double(r.epoch - first_epoch) * double(s.epochs - r.epoch)).c_str());
     std::fflush(stdout);
-    if (stop_requested() && e < epochs) stopped_epoch = e;  // Ctrl-C at the end of an epoch or in its validation
-  }
-  catcher.reset();  // the test evaluation that follows is not training: Ctrl-C stops it at once
-  const double seconds = seconds_since_start();
-  best.restore(model->parameters());
+  };
   const auto write_plots = [&] {
+    std::vector<double> epoch_axis;
+    for (std::size_t e = 1; e <= trainer.epochs_done(); ++e) epoch_axis.push_back(double(e));
     viz::LinePlotOptions loss_plot;
     loss_plot.title = "training loss per epoch";
     loss_plot.x_label = "epoch";
     loss_plot.y_label = "cross-entropy";
     loss_plot.y_from_zero = true;
     loss_plot.markers = true;
-    write_own_file(out + "/loss.svg", viz::line_plot_svg({{"train", epoch_axis, losses}}, loss_plot));
+    write_own_file(out + "/loss.svg", viz::line_plot_svg({{"train", epoch_axis, trainer.epoch_losses()}}, loss_plot));
     viz::LinePlotOptions valid_plot = loss_plot;
     valid_plot.title = "validation accuracy per epoch";
     valid_plot.y_label = "accuracy";
     write_own_file(out + "/validation.svg",
-                   viz::line_plot_svg({{"validation", epoch_axis, valid_accuracy}}, valid_plot));
+                   viz::line_plot_svg({{"validation", epoch_axis, trainer.epoch_validation()}}, valid_plot));
   };
-  if (stopped_epoch) {
-    // The best weights validated so far, committed as a whole run's are (one rename); config.json says where
-    // training stopped. A run in epochs keeps no optimizer state, so it cannot resume: the message says so.
-    run_config["train"]["stopped_at_step"] = step;
-    commit_checkpoint(out, run_config, task.vocab, data::Vocab(),
-                      [&](const std::string& unit) { io::save(*model, unit + "/model.npz"); });
-    if (!epoch_axis.empty()) write_plots();
+  const auto kept = [&] {
+    if (!trainer.has_best()) return std::string("no epoch is validated yet: its model.npz holds the weights at that step");
     char accuracy[32];
-    std::snprintf(accuracy, sizeof accuracy, "%.1f%%", 100 * best_valid);
-    throw Stopped{"attn: stopped by Ctrl-C at step " + std::to_string(step) + " of " + std::to_string(total_steps) +
-                      " (epoch " + std::to_string(stopped_epoch) + " of " + std::to_string(epochs) +
-                      "); the checkpoint in " + out + " holds the weights of " + best_what +
-                      ", the best on validation (" + accuracy + ") of what was trained. A " + name +
-                      " run cannot resume (it trains in epochs and keeps no optimizer state): eval, classify and "
-                      "heatmap read this checkpoint as it is, and a new run with --overwrite trains all " +
-                      std::to_string(epochs) + " epochs. Evaluate it with:\n  " + shell_word(program_name) +
-                      " eval --checkpoint " + shell_word(out),
-                  130};
+    std::snprintf(accuracy, sizeof accuracy, "%.1f%%", 100 * trainer.best_score());
+    return "eval, classify and heatmap read the weights of epoch " + std::to_string(trainer.best_epoch()) +
+           ", the best on validation (" + accuracy + ") so far";
+  };
+  try {
+    train_epochs_in_run(trainer, out, run_config, task.vocab, data::Vocab(), total_steps, kept);
+  } catch (const Stopped&) {
+    bar.finish();
+    if (trainer.epochs_done()) write_plots();
+    throw;
   }
-  commit_checkpoint(out, run_config, task.vocab, data::Vocab(),
-                    [&](const std::string& unit) { io::save(*model, unit + "/model.npz"); });
+  catcher.reset();  // the test evaluation that follows is not training: Ctrl-C stops it at once
+  const double seconds = seconds_since_start();
+  trainer.restore_best();
   std::printf("training time: %zu epochs in %.1f s (with the validation after each); kept epoch %zu (validation "
-              "accuracy %.1f%%)\n", epochs, seconds, best_epoch, 100 * best_valid);
-  const models::ConfusionMatrix m = evaluate(*model, task.test, task.vocab, task.classes.size(), nullptr);
+              "accuracy %.1f%%)\n", s.epochs - first_epoch, seconds, trainer.best_epoch(), 100 * trainer.best_score());
+  const models::ConfusionMatrix m = models::classify_documents(*model, task.test, task.vocab, task.classes.size());
   print_evaluation(m, task.classes);
 
   write_plots();
@@ -486,7 +401,8 @@ void eval_documents(Run& run, const std::string& predictions_file, bool overwrit
     throw IOError(vocab_file + ": differs from the vocabulary of the task's documents as they are now");
   }
   std::vector<std::int64_t> predicted;
-  const models::ConfusionMatrix m = evaluate(*run.classifier, task.test, run.src_vocab, task.classes.size(), &predicted);
+  const models::ConfusionMatrix m =
+      models::classify_documents(*run.classifier, task.test, run.src_vocab, task.classes.size(), &predicted);
   print_evaluation(m, task.classes);
   if (!predictions_file.empty()) {
     std::string text;

@@ -13,7 +13,9 @@
 // words), "bag-of-words" (the mean of the word embeddings). Training runs in epochs, as the
 // chapter does: the documents are split, class by class, into train / validation / test,
 // Adam with gradient clipping, and the parameters of the epoch with the best validation
-// accuracy are kept. A run has one checkpoint, written at the end (no --resume: the run is short).
+// accuracy are kept (train/document_training.hpp, with the loop of train/epoch_trainer.hpp). A checkpoint
+// is committed after every epoch, and at the step where Ctrl-C stops: --resume continues the run bit for
+// bit (--epochs: a new total); its model.npz holds the best epoch's weights so far.
 // --seed seeds the split as well as the model and the batch order: the chapter splits with seed 1
 // and varies the model's seed, so --seed 1 is its split and its first seed's training.
 //
@@ -66,9 +68,11 @@ struct DocumentTask {
 // ones recorded is an IOError: its held-out documents would not be the run's.
 DocumentTask make_document_task(const nlohmann::json& config, std::uint64_t seed, const std::string& where);
 
-// Trains into the run folder `out` (new or empty unless `overwrite`); everything is checked
-// before anything is written. Prints each epoch and the final test evaluation.
-void train_documents_run(const nlohmann::json& config, const std::string& out, bool overwrite);
+// Trains into the run folder `out` (new or empty unless start.overwrite), or resumes the run there
+// (start.resumed); everything is checked before anything is written. Prints each epoch and the final
+// test evaluation.
+struct RunStart;
+void train_documents_run(nlohmann::json config, const std::string& out, const RunStart& start);
 
 // The checkpoint's evaluation on its held-out documents, printed; with `predictions`, also
 // page<TAB>true section<TAB>predicted section lines for that file.

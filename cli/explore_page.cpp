@@ -99,7 +99,12 @@ std::string beam_note(const models::DecodeOptions& options) {
 // Listen, Attend and Spell: its attention over the listener states, read from the decoding
 // itself (teacher-forcing the same output gives the same weights), and its steps.
 std::string speller_page(Run& run, const std::string& text, const models::DecodeOptions& options) {
-  const Transcription t = transcribe_text(run, text, "", options.beam_size);
+  Transcription t;
+  try {
+    t = transcribe_text(run, text, "", options.beam_size);
+  } catch (const ValueError& e) {  // the shared speech path names no command
+    throw ValueError(std::string("heatmap: ") + e.what());
+  }
   std::vector<std::string> states;  // the listener states, numbered
   for (std::size_t u = 0; u < t.attention.shape()[1]; ++u) states.push_back(std::to_string(u));
   const xt::xarray<double> weights = xt::view(t.attention, xt::newaxis(), xt::all(), xt::all());  // [1, L, U]

@@ -5,6 +5,8 @@
 #include "progress.hpp"
 #include "run_config.hpp"
 
+#include "../train/grid_train.hpp"
+
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -26,76 +28,62 @@ Tensor one_grid(const xt::xarray<double>& features, Dtype dtype) {
 
 }  // namespace
 
-void train_grid_run(const json& config, const std::string& out, bool overwrite) {
+void train_grid_run(json config, const std::string& out, const RunStart& start) {
   // Everything is checked and built before anything is written.
-  const TrainSettings s = read_train_settings(config, "the run's settings");
+  std::string where;
+  config = epoch_run_config(config, start, "steps", where);
+  const TrainSettings s = read_train_settings(config, where);
   const json& task = config.at("task");
-  const std::string where = "the grid task's settings (--task grid, --n-train)";
-  const data::GridWorld world(world_options(task, where));
-  const data::GridSplit split = grid_split(task, world, s.seed, where);
+  const std::string task_where = start.resumed ? where + ": task" : "the grid task's settings (--task grid, --n-train)";
+  const data::GridWorld world(world_options(task, task_where));
+  const data::GridSplit split = grid_split(task, world, s.seed, task_where);
   const data::Vocab vocab = data::GridWorld::caption_vocab();
   manual_seed(s.seed);  // the weights, and hard attention's samples
   std::unique_ptr<models::GridCaptioner> model;
   try {
-    model = make_grid_model(config.at("model"), vocab.size(), task, where);
+    model = make_grid_model(config.at("model"), vocab.size(), task, task_where);
   } catch (const std::bad_alloc&) {
     throw ValueError("--set: the grid captioner's sizes need more memory than this machine has");
   }
   if (s.dtype == "float32") model->to(Dtype::Float32);
-  models::GridTrainOptions options;
+  models::CaptionLossOptions loss;
+  loss.doubly_stochastic = s.doubly_stochastic;
+  models::EpochTrainerOptions options;
   options.steps = s.steps;
-  options.batch_size = s.batch_size;
   options.lr = s.lr;
   options.clip_norm = s.clip_norm;
   options.seed = s.seed;
-  options.log_every = 1;  // every step, so that Ctrl-C is seen between two steps; the bar gets the mean of 10
-  options.loss.doubly_stochastic = s.doubly_stochastic;
+  options.checkpoint_every = s.checkpoint_every;
+  models::EpochTrainer trainer(*model, models::grid_family(*model, split.train, vocab, s.batch_size, loss), options);
 
-  check_out_folder(out, overwrite);
-  const RunLock lock(out);
-  check_out_folder(out, overwrite);  // again, now that no other process can write there
+  const std::unique_ptr<RunLock> lock = begin_epoch_run(trainer, start, out, vocab_json_text(data::Vocab(), vocab));
   // Ctrl-C from here on is read after each step (and the line below says training has begun).
   std::optional<SigintCatcher> catcher(std::in_place);
   std::cout << "training grid (" << grid_attention_name(model->config.attention) << " attention, "
             << model->num_parameters() << " parameters, " << s.dtype << ") on grid: " << split.train.size()
-            << " train / " << split.test.size() << " test grids, seed " << s.seed << std::endl;
-  ProgressBar bar(options.steps);
-  struct StopAfterStep {};  // thrown from the progress report: the step is complete
-  double loss_sum = 0, accuracy_sum = 0;
-  std::size_t summed = 0, reached = 0;
+            << " train / " << split.test.size() << " test grids, seed " << s.seed
+            << (start.resumed ? ", resumed at step " + std::to_string(trainer.step()) : "") << std::endl;
+  ProgressBar bar(options.steps, trainer.step());
+  double loss_sum = 0, accuracy_sum = 0;  // the bar gets the mean of every 10 steps
+  std::size_t summed = 0;
+  trainer.on_step = [&](const models::EpochProgress& p) {
+    loss_sum += p.loss;
+    accuracy_sum += p.accuracy;
+    ++summed;
+    if (p.step % 10 == 0 || p.step == options.steps || stop_requested()) {
+      bar.update(p.step, loss_sum / double(summed), accuracy_sum / double(summed));
+      loss_sum = accuracy_sum = 0;
+      summed = 0;
+    }
+  };
   try {
-    models::train_grid_captioner(*model, split.train, vocab, options, [&](const models::Progress& p) {
-      reached = p.step;
-      loss_sum += p.loss;
-      accuracy_sum += p.accuracy;
-      ++summed;
-      if (p.step % 10 == 0 || p.step == options.steps || stop_requested()) {
-        bar.update(p.step, loss_sum / double(summed), accuracy_sum / double(summed));
-        loss_sum = accuracy_sum = 0;
-        summed = 0;
-      }
-      if (stop_requested() && p.step < options.steps) throw StopAfterStep{};
-    });
-  } catch (const StopAfterStep&) {
-    // The weights at the step reached, committed as a whole run's are (one rename); config.json says where
-    // training stopped. The grid trainer keeps no optimizer state, so the run cannot resume: the message says so.
+    train_epochs_in_run(trainer, out, config, data::Vocab(), vocab, options.steps);
+  } catch (const Stopped&) {
     bar.finish();
-    json stopped_config = config;
-    stopped_config["train"]["stopped_at_step"] = reached;
-    commit_checkpoint(out, stopped_config, data::Vocab(), vocab,
-                      [&](const std::string& unit) { io::save(*model, unit + "/model.npz"); });
-    throw Stopped{"attn: stopped by Ctrl-C at step " + std::to_string(reached) + " of " +
-                      std::to_string(options.steps) + "; the checkpoint in " + out + " holds the weights at step " +
-                      std::to_string(reached) + ". The grid captioner's run cannot resume (its trainer keeps no "
-                      "optimizer state): eval and translate read this checkpoint as it is, and a new run with "
-                      "--overwrite trains all " + std::to_string(options.steps) + " steps. Evaluate it with:\n  " +
-                      shell_word(program_name) + " eval --checkpoint " + shell_word(out),
-                  130};
+    throw;
   }
-  catcher.reset();  // the test evaluation that follows is not training: Ctrl-C stops it at once
   bar.finish();
-  commit_checkpoint(out, config, data::Vocab(), vocab,
-                    [&](const std::string& unit) { io::save(*model, unit + "/model.npz"); });
+  catcher.reset();  // the test evaluation that follows is not training: Ctrl-C stops it at once
   const models::GridEvaluation e = models::evaluate_grid_captioner(*model, split.test, vocab);
   std::printf("exact match on the test grids: %.1f%%, attention peak on the gold cell %.1f%%  (checkpoint: %s)\n",
               100 * e.overall.exact_match(), 100 * e.decoded_alignment.hit_rate(), out.c_str());

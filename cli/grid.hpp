@@ -1,6 +1,7 @@
 // Chapter 4's grid captioner (Show, Attend and Tell) on the command line.
 // It reads a 3x3 grid of feature vectors, not a sentence, so it is not a Seq2Seq:
-// it has its own training loop (models/grid_train), evaluation and decoding.
+// it trains with the loop of train/epoch_trainer.hpp (train/grid_train.hpp), and has its own evaluation
+// and decoding.
 //
 //   attn train --model grid --task grid --out runs/grid
 //   attn eval --checkpoint runs/grid
@@ -22,11 +23,13 @@
 
 namespace attn::cli {
 
-// Trains into the run folder `out` (cli/run_dir.hpp: a checkpoint of config.json, vocab.json
-// and model.npz, written at the end), printing progress and the evaluation. Everything is
-// checked before anything is written; `out` must be new or empty unless `overwrite`.
-// No --resume: models/grid_train has no resumable trainer (the run is short).
-void train_grid_run(const nlohmann::json& config, const std::string& out, bool overwrite);
+// Trains into the run folder `out` (cli/run_dir.hpp: config.json, vocab.json, model.npz and
+// model.trainer.npz, every --checkpoint-every steps and at the end), or resumes the run there
+// (start.resumed), printing progress and the evaluation. Everything is checked before anything
+// is written; a new `out` must be new or empty unless start.overwrite. The loop is
+// models::EpochTrainer's with the captioner's family (train/grid_train.hpp), in steps.
+struct RunStart;
+void train_grid_run(nlohmann::json config, const std::string& out, const RunStart& start);
 
 // Prints the evaluation of a grid checkpoint on its task's held-out grids.
 void eval_grid(Run& run);

@@ -71,6 +71,17 @@ xt::xarray<double> attention_of(const models::Hypothesis& h, const std::string& 
 
 namespace {
 
+// A message from the shared speech path, named by the command the user typed ("heatmap: las transcribes ...").
+template <class F>
+auto named(const char* command, F&& work) -> decltype(work()) {
+  try {
+    return work();
+  } catch (const ValueError& e) {
+    throw ValueError(std::string(command) + ": " + e.what());
+  }
+}
+
+
 std::string format_probability(double p) {
   char text[32];
   std::snprintf(text, sizeof text, "%.2f", p);
@@ -217,6 +228,14 @@ void add_eval_command(CLI::App& app) {
     } catch (const std::exception& e) {
       throw IOError(*dir + "/checkpoint/config.json: its task cannot be rebuilt: " + e.what());
     }
+    // As --resume: the vocabulary the data gives now must be the run's, or its test pairs are not the run's
+    // (the corpus' checksum is checked by make_task, so a difference here means the codes were changed).
+    if (task.src_vocab.to_json() != run.src_vocab.to_json() || task.tgt_vocab.to_json() != run.tgt_vocab.to_json())
+      throw IOError(*dir + "/checkpoint/vocab.json: differs from the vocabulary of the task's data as it is now (" +
+                    (run.has_bpe ? "the corpus is unchanged (its checksum matches), so " + *dir +
+                                       "/checkpoint/bpe.codes was changed since the run was trained: restore it"
+                                 : std::string("was the corpus file changed since the run was trained?")) +
+                    "); eval would score other test pairs than the run's");
     models::EvaluateOptions options;
     options.keep_predictions = true;  // scored on words (cli/word_scores.hpp)
     std::size_t longest = 0;
@@ -300,7 +319,7 @@ void add_translate_command(CLI::App& app) {
       if (o->alpha > 0 || o->beta > 0)
         throw ValueError("translate: --length-penalty and --coverage-penalty do not apply to las (give --beam only)");
       for (const auto& text : o->texts) {
-        const Transcription t = transcribe_text(run, text, o->voice, o->beam);
+        const Transcription t = named("translate", [&] { return transcribe_text(run, text, o->voice, o->beam); });
         std::cout << text << " (" << audio::voice_name(t.spoken.voice) << ", " << t.spoken.features.shape()[0]
                   << " frames)  ->  " << t.transcript << "\n";
         if (o->show) {
@@ -495,7 +514,7 @@ void add_heatmap_command(CLI::App& app) {
     std::vector<Input> svg_inputs;  // what --out must not replace besides the run
     auto svg_text = [&]() -> std::string {
       if (run.is_speller()) {  // each character's weights over the listener states, under the spectrogram
-        const Transcription t = transcribe_text(run, o->text, "", o->beam);
+        const Transcription t = named("heatmap", [&] { return transcribe_text(run, o->text, "", o->beam); });
         viz::SpectrogramOptions options;
         options.title = "\"" + o->text + "\" (" + audio::voice_name(t.spoken.voice) + ")  ->  " + t.transcript;
         const std::size_t frames_per_state = std::size_t(1) << run.speller->config.pyramid_layers;

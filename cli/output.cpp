@@ -2,13 +2,16 @@
 
 #include "../core/errors.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cctype>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -124,6 +127,9 @@ void find_runs(const fs::path& root, int depth, std::vector<std::string>& runs, 
   }
 }
 
+// The lines of the user's run list: (corpus, run) pairs, as written; none if there is no list.
+std::vector<std::pair<std::string, std::string>> read_run_list();
+
 }  // namespace
 
 void check_output(const Output& out, const std::vector<Input>& inputs, const std::vector<std::string>& runs) {
@@ -174,6 +180,16 @@ void check_output(const Output& out, const std::vector<Input>& inputs, const std
                           "--resume, and refuses it changed); choose another file (even --overwrite replaces no file "
                           "a run depends on)");
   }
+  // Wherever the command started, the corpus of one of the user's runs (the run list) is kept while the run names it.
+  if (exists && id.found)
+    for (const auto& [corpus, run] : read_run_list()) {
+      if (!(id == file_id(corpus)) || !holds_a_run(run)) continue;
+      for (const std::string& named : run_corpora(run))
+        if (id == file_id(named))
+          refuse(out, "is " + named + ", the corpus of the run " + run + " (which reads it again in eval and "
+                          "--resume, and refuses it changed); choose another file (even --overwrite replaces no file "
+                          "a run depends on; the runs are listed in " + run_list_path() + ")");
+    }
   // Any other run: its checkpoint folder is replaced whole, its own files are its own.
   const fs::path folder = fs::canonical(parent, ec);
   if (!ec && is_checkpoint_folder(folder))
@@ -271,5 +287,88 @@ std::string visible_text(const std::string& text) {
 }
 
 void write_own_file(const std::string& path, const std::string& text) { write_atomically(path, text, true, path); }
+
+std::string run_list_path() {
+  const char* state = std::getenv("XDG_STATE_HOME");
+  if (state != nullptr && state[0] == '/') return std::string(state) + "/attn/corpora.tsv";
+  const char* home = std::getenv("HOME");
+  if (home == nullptr || home[0] != '/') return "";
+  return std::string(home) + "/.local/state/attn/corpora.tsv";
+}
+
+namespace {
+
+constexpr std::uintmax_t kMaxRunList = 1u << 20;  // bytes: rewritten without the gone runs beyond it
+
+std::vector<std::pair<std::string, std::string>> read_run_list() {
+  std::vector<std::pair<std::string, std::string>> lines;
+  const std::string path = run_list_path();
+  std::error_code ec;
+  if (path.empty() || !fs::is_regular_file(path, ec) || fs::file_size(path, ec) > 4 * kMaxRunList) return lines;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) {
+    const auto tab = line.find('\t');
+    if (tab == std::string::npos || tab == 0 || tab + 1 == line.size() || line[0] != '/') continue;  // not a line of ours
+    lines.emplace_back(line.substr(0, tab), line.substr(tab + 1));
+  }
+  return lines;
+}
+
+}  // namespace
+
+void remember_run_corpora(const std::string& run, const nlohmann::json& config) {
+  if (!config.is_object() || !config.contains("task") || !config.at("task").is_object()) return;
+  std::vector<std::pair<std::string, std::string>> wanted;
+  std::error_code ec;
+  const std::string run_path = fs::absolute(run, ec).lexically_normal().string();
+  for (const char* key : {"file", "test_file"}) {
+    const nlohmann::json& task = config.at("task");
+    if (!task.contains(key) || !task.at(key).is_string() || task.at(key).get<std::string>().empty()) continue;
+    const std::string corpus = fs::absolute(task.at(key).get<std::string>(), ec).lexically_normal().string();
+    if (corpus.find_first_of("\t\n") != std::string::npos || run_path.find_first_of("\t\n") != std::string::npos)
+      continue;  // a name the list cannot hold; the nearby-run check still guards it
+    wanted.emplace_back(corpus, run_path);
+  }
+  const std::string path = run_list_path();
+  if (wanted.empty() || path.empty()) return;
+  // Said once per process: the run is made all the same, guarded only where a command finds it (next to its corpus,
+  // or under the folder a command starts in).
+  auto warn = [&path](const std::string& why) {
+    static bool warned = false;
+    if (warned) return;
+    warned = true;
+    std::cerr << "warning: " << path << ": the run list cannot be written (" << why << "); this run's corpus is "
+              << "guarded only from commands started above the run or next to the corpus" << std::endl;
+  };
+  try {
+    std::vector<std::pair<std::string, std::string>> lines = read_run_list();
+    std::vector<std::pair<std::string, std::string>> missing;
+    for (const auto& line : wanted)
+      if (std::find(lines.begin(), lines.end(), line) == lines.end()) missing.push_back(line);
+    if (missing.empty()) return;
+    fs::create_directories(fs::path(path).parent_path(), ec);
+    if (ec) return warn(ec.message());
+    if (fs::exists(path, ec) && fs::file_size(path, ec) + 4096 > kMaxRunList) {
+      // Too long: keep only the runs that still exist, and write the list whole (atomically).
+      std::string kept;
+      for (const auto& [corpus, dir] : lines)
+        if (holds_a_run(dir)) kept += corpus + "\t" + dir + "\n";
+      for (const auto& [corpus, dir] : missing) kept += corpus + "\t" + dir + "\n";
+      write_atomically(path, kept, true, path);
+      return;
+    }
+    // One short append (O_APPEND writes of one buffer do not interleave with another process's).
+    std::string text;
+    for (const auto& [corpus, dir] : missing) text += corpus + "\t" + dir + "\n";
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0) return warn(cause(errno));
+    const ssize_t n = ::write(fd, text.data(), text.size());
+    const int error = errno;
+    ::close(fd);
+    if (n != static_cast<ssize_t>(text.size())) warn(n < 0 ? cause(error) : cause(ENOSPC));  // a guard lost, never a run
+  } catch (const std::exception& e) {
+    warn(e.what());  // the list is a guard: a run is made even where it cannot be written
+  }
+}
 
 }  // namespace attn::cli

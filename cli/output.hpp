@@ -3,7 +3,8 @@
 //   - an output is never one of the files the command reads, nor a file of a run
 //     (resolved paths, then device and inode, so another name of the same file is caught),
 //     nor a new file inside a checkpoint folder (attn replaces that folder whole), nor the
-//     corpus of a run found next to it or under the current folder (3 levels down);
+//     corpus of any run: one found next to it or under the current folder (3 levels down), or one
+//     of the user's runs anywhere, listed in the user's run list (remember_run_corpora);
 //   - an output is never a symbolic link: attn writes no file through a link;
 //   - an existing file is replaced only with --overwrite (attn cannot tell a file it
 //     made from the user's own, so it asks);
@@ -15,6 +16,8 @@
 //   check_output(predictions, {}, {run_dir});   // before any work: refused with a message
 //   write_output(predictions, text, {}, {run_dir});  // checked again, then written
 #pragma once
+
+#include <nlohmann/json.hpp>
 
 #include <string>
 #include <vector>
@@ -48,6 +51,15 @@ void check_extension(const Output& out, const std::vector<std::string>& extensio
 // cause (no space left on the device, ...) if writing fails; the temporary file is removed.
 void write_output(const Output& out, const std::string& text, const std::vector<Input>& inputs = {},
                   const std::vector<std::string>& runs = {});
+
+// The user's run list, ${XDG_STATE_HOME:-~/.local/state}/attn/corpora.tsv: one line "CORPUS<TAB>RUN" for
+// every corpus file a run reads again in eval and --resume (config.json's task "file" and "test_file"),
+// by absolute path. commit_checkpoint adds a run's lines; check_output refuses to write over a listed
+// corpus while its run still names it, wherever the command is started. A line whose run is gone is
+// ignored, and dropped when the list is next rewritten (it is kept under 1 MiB). The list is a guard,
+// not a record: if it cannot be written (a read-only home), the run is made all the same.
+std::string run_list_path();
+void remember_run_corpora(const std::string& run, const nlohmann::json& config);
 
 // Text from a user's files (pages, labels, transcripts) as a terminal or an SVG may show it: control
 // characters (ESC, NUL, C1 controls such as U+009B) become visible escapes "\x1b", so no terminal

@@ -76,6 +76,11 @@ constexpr double kQuietSeconds = 2.0;  // a phase without an estimate says nothi
 
 }  // namespace
 
+Phase::Phase(std::string what, std::function<std::string()> status) : Phase(std::move(what), 0, {}) {
+  std::lock_guard<std::mutex> lock(mutex_);  // the ticker reads it under the same lock
+  status_ = std::move(status);
+}
+
 Phase::Phase(std::string what, double estimate_seconds, std::function<double()> fraction)
     : what_(std::move(what)), estimate_(estimate_seconds), fraction_(std::move(fraction)), tty_(isatty(fileno(stdout))),
       started_(std::chrono::steady_clock::now()) {
@@ -133,7 +138,9 @@ std::string Phase::line(bool first) const {
     return os.str();
   }
   os << ": " << ProgressBar::format_duration(elapsed);
-  if (share > 0 && share <= 1) {  // the share done, and the time left at the rate so far
+  if (status_) {
+    os << ", " << status_();
+  } else if (share > 0 && share <= 1) {  // the share done, and the time left at the rate so far
     char percent[16];
     std::snprintf(percent, sizeof percent, "%.0f%%", 100 * share);
     os << ", " << percent << ", left " << ProgressBar::format_duration(elapsed * (1 - share) / share);

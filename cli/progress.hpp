@@ -56,6 +56,9 @@ class ProgressBar {
 class Phase {
  public:
   explicit Phase(std::string what, double estimate_seconds = 0, std::function<double()> fraction = {});
+  // Work whose steps differ in cost (BPE's first merges touch most words, its last few): the line shows
+  // `status()` ("1,200 of 20,000 merges") instead of a share and a time left that would mislead.
+  Phase(std::string what, std::function<std::string()> status);
   ~Phase();  // as done(), silently if the work threw
   // Ends the phase; prints "WHAT: done in 0:29" if anything was printed about it.
   void done(const std::string& result = "");
@@ -68,6 +71,7 @@ class Phase {
   std::string what_;
   double estimate_;
   std::function<double()> fraction_;
+  std::function<std::string()> status_;
   bool tty_, shown_ = false, stopped_ = false;
   std::chrono::steady_clock::time_point started_;
   std::mutex mutex_;

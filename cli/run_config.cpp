@@ -3,11 +3,13 @@
 #include "parse.hpp"
 
 #include "../core/errors.hpp"
+#include "../models/registry.hpp"
 
 namespace attn::cli {
 
 bool trains_in_epochs(const std::string& model) {
-  return model == "han" || model == "flat-attention" || model == "bag-of-words" || model == "las";
+  const models::TrainableModel* m = models::find_trainable_model(model);
+  return m && (m->family == models::ModelFamily::Speech || m->family == models::ModelFamily::Documents);
 }
 
 TrainSettings read_train_settings(const nlohmann::json& config, const std::string& where) {
@@ -33,8 +35,8 @@ TrainSettings read_train_settings(const nlohmann::json& config, const std::strin
   train.only({"steps", "batch_size", "lr", "clip_norm", "label_smoothing", "eval_every", "checkpoint_every",
               "doubly_stochastic", "warmup", "copy_objective", "stopped_at_step"});
   if (train.has("stopped_at_step") && !grid)  // a sequence run stopped by Ctrl-C resumes: it records no stop
-    throw ValueError(where + ": train: \"stopped_at_step\" is for a run that cannot resume (las, a document "
-                     "classifier, grid); remove the key");
+    throw ValueError(where + ": train: \"stopped_at_step\" is only in a las, document classifier or grid run "
+                     "stopped before those runs resumed; remove the key");
   if (train.has("stopped_at_step")) train.count("stopped_at_step", 1, kMaxSteps);
   s.steps = train.count("steps", 1, kMaxSteps);
   s.batch_size = train.count("batch_size", 1, kMaxBatch);

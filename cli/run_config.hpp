@@ -7,8 +7,9 @@
 //              "copy_objective": "extended"}}   (a copying model's: log p over each batch's extended vocabulary)
 // A document classifier (cli/documents.hpp) and Listen, Attend and Spell (cli/speech.hpp) train in epochs:
 //    "train": {"epochs": 12, "batch_size": 32, "lr": 0.002, "clip_norm": 5.0}
-// A run that cannot resume (las, a document classifier, grid) and was stopped by Ctrl-C records the
-// step it reached, the checkpoint holding what was trained by then: "stopped_at_step": 130.
+// A las, document classifier or grid run stopped by Ctrl-C before those runs resumed (they kept no trainer
+// state) recorded the step it reached: "stopped_at_step": 130. Such a config still loads (eval, translate,
+// classify); a run stopped now commits a resumable checkpoint instead and records no stop.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -31,7 +32,8 @@ struct TrainSettings {
   std::string copy_objective;
 };
 
-// The models whose runs count epochs, not steps: han, flat-attention, bag-of-words, las.
+// The models whose runs count epochs, not steps (the registry's speech and documents families: las, han,
+// flat-attention, bag-of-words).
 bool trains_in_epochs(const std::string& model);
 
 // `where` names the file in errors: "runs/a/checkpoint/config.json".

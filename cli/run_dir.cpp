@@ -1,5 +1,7 @@
 #include "run_dir.hpp"
 
+#include "output.hpp"
+
 #include "bpe.hpp"
 #include "documents.hpp"
 #include "multi_source.hpp"
@@ -142,7 +144,8 @@ std::string memory_message(const std::pair<double, std::string>& need) {
 
 // When the model could not be allocated although the estimate fits (a size the estimate does not know,
 // e.g. coverage_embedding=1e12): the largest number among the settings is the one to blame.
-std::string allocation_message(const nlohmann::json& model, const std::pair<double, std::string>& need) {
+// The key of the largest number among a model's settings ("" if none is above 0): the one a message blames.
+std::string largest_setting(const nlohmann::json& model) {
   std::string key;
   double largest = 0;
   if (model.is_object())
@@ -151,9 +154,39 @@ std::string allocation_message(const nlohmann::json& model, const std::pair<doub
         largest = item.value().get<double>();
         key = item.key();
       }
-  if (key.empty() || largest < 1e6) return memory_message(need);
+  return key;
+}
+
+std::string allocation_message(const nlohmann::json& model, const std::pair<double, std::string>& need) {
+  const std::string key = largest_setting(model);
+  if (key.empty() || model.at(key).get<double>() < 1e6) return memory_message(need);
   return key + "=" + model.at(key).dump() + ": the model's weights need more memory than this machine has; choose a "
          "smaller " + key + " (--set " + key + "=N)";
+}
+
+// A model far beyond what a CPU trains in a course (a conv kernel of 100,000 words gives 102 million
+// parameters) is refused, naming the setting to shrink, rather than trained for days in silence.
+constexpr std::size_t kMaxParameters = 50'000'000;
+constexpr std::uint64_t kMaxSetting = 65'536;  // any one size (a dimension, a kernel, a number of layers)
+
+std::string with_commas(std::size_t n) {  // 102412345 -> "102,412,345"
+  std::string digits = std::to_string(n), out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+void check_parameter_count(nn::Module& built, const nlohmann::json& model, const std::string& prefix) {
+  std::size_t count = 0;
+  for (const Tensor& p : built.parameters()) count += p.numel();
+  if (count <= kMaxParameters) return;
+  const std::string key = largest_setting(model);
+  throw ValueError(prefix + "the model has " + with_commas(count) + " parameters, more than the " +
+                   with_commas(kMaxParameters) + " the command line trains (a course-size model on a CPU)" +
+                   (key.empty() ? "" : "; its largest setting is " + key + "=" + model.at(key).dump() +
+                                           ": choose a smaller " + key + " (--set " + key + "=N)"));
 }
 
 }  // namespace
@@ -179,10 +212,26 @@ std::unique_ptr<models::Seq2Seq> build_model(const nlohmann::json& model, std::s
   const auto need = weight_bytes(model.is_object() ? model : nlohmann::json::object(), src_vocab, tgt_vocab);
   const double memory = double(::sysconf(_SC_PHYS_PAGES)) * double(::sysconf(_SC_PAGE_SIZE));
   if (memory > 0 && need.first > memory) throw ValueError(prefix + memory_message(need));
+  // A size setting far past the course's (a conv kernel of 100,000 words, a coverage embedding of 2e7) is refused
+  // before the model is built: building it alone could take minutes and most of the memory.
+  if (model.is_object())
+    for (const auto& item : model.items()) {
+      if (item.key() == "sep_id" || !item.value().is_number_unsigned() ||
+          item.value().get<std::uint64_t>() <= kMaxSetting)
+        continue;  // sep_id is a word's id, not a size
+      const double bytes = double(item.value().get<std::uint64_t>()) * double(std::max(src_vocab, tgt_vocab)) * 4;
+      if (memory > 0 && bytes > memory) throw ValueError(prefix + allocation_message(model, need));
+      throw ValueError(prefix + item.key() + "=" + item.value().dump() + ": at most " + with_commas(kMaxSetting) +
+                       " for a size of a model the command line trains (a course-size model on a CPU; larger ones "
+                       "take hours to build and days to train): choose a smaller " + item.key() + " (--set " +
+                       item.key() + "=N)");
+    }
   try {
-    if (model.is_object() && model.value("model", "") == "multi-source")  // chapter 17 (cli/multi_source.hpp)
-      return make_multi_source_model(model, src_vocab, tgt_vocab);
-    return models::make_model(model, src_vocab, tgt_vocab);
+    std::unique_ptr<models::Seq2Seq> built = model.is_object() && model.value("model", "") == "multi-source"
+                                                 ? make_multi_source_model(model, src_vocab, tgt_vocab)  // chapter 17
+                                                 : models::make_model(model, src_vocab, tgt_vocab);
+    check_parameter_count(*built, model, "");  // the catch below prefixes `where`
+    return built;
   } catch (const std::bad_alloc&) {
     throw ValueError(prefix + allocation_message(model, need));
   } catch (const std::length_error&) {
@@ -271,19 +320,52 @@ namespace {
 
 // io::load's advice is for C++ code ("write io::load(module, path, /*strict=*/false)"); a user of the
 // command line changed a setting of config.json's model instead, and is told so.
-std::string without_code_advice(std::string message) {
+// `model` (config.json's model) names the setting that adds or removes a weight: the weight 'lexicon' exists
+// exactly when lexicon_bias is on, 'coverage_weight' when coverage is, and so on (a weight's name begins with
+// the first word of its setting's key). The user sees the key and its value now, not a weight's name alone.
+std::string without_code_advice(std::string message, const nlohmann::json& model = nlohmann::json()) {
   const auto advice = message.find("to load the keys both have");
   if (advice == std::string::npos) return message;
   message.erase(advice);
   while (!message.empty() && (message.back() == ' ' || message.back() == '\n')) message.pop_back();
-  return message + "\n  config.json's model settings describe other weights than model.npz holds: a setting was "
-                   "changed since the run was saved (restore config.json, or train a new run with the setting)";
+  // "load: 'F' does not match the BahdanauSeq2Seq module, nothing was loaded:" names a C++ class: say it as a user would.
+  const auto quote = message.find("' does not match the ");
+  const auto loaded = message.find(" module, nothing was loaded:");
+  if (message.rfind("load: '", 0) == 0 && quote != std::string::npos && loaded != std::string::npos && quote < loaded)
+    message = message.substr(7, quote - 7) + ": these weights are not those of the model that config.json describes, "
+              "nothing was loaded:" + message.substr(loaded + std::string(" module, nothing was loaded:").size());
+  std::string settings;
+  if (model.is_object())
+    for (const auto& item : model.items()) {
+      const std::string word = item.key().substr(0, item.key().find('_'));
+      if (item.key() == "model" || word.size() < 4 || !(item.value().is_boolean() || item.value().is_number())) continue;
+      for (const char* list : {"missing keys: ", "unexpected keys: "}) {
+        const auto at = message.find(list);
+        if (at == std::string::npos) continue;
+        const std::string keys = message.substr(at, message.find('\n', at) - at);
+        if (keys.find(": " + word) != std::string::npos || keys.find(", " + word) != std::string::npos ||
+            keys.find("." + word) != std::string::npos) {
+          settings += (settings.empty() ? "" : ", ") + item.key() + " (now " + item.value().dump() + ")";
+          break;
+        }
+      }
+    }
+  return message + "\n  config.json's model settings describe other weights than model.npz holds: " +
+         (settings.empty() ? std::string("a setting was changed since the run was saved")
+                           : "the weights named follow the setting " + settings + ", changed since the run was saved") +
+         " (restore config.json, or train a new run with the setting)";
 }
 
 }  // namespace
 
 void Checkpoint::rethrow_named(const std::exception& e) const {
-  std::string message = without_code_advice(e.what());
+  nlohmann::json model;  // the settings behind the weights, if config.json can be read (it was, to get here)
+  try {
+    const nlohmann::json config = read_json("config.json");
+    if (config.is_object() && config.contains("model")) model = config.at("model");
+  } catch (const std::exception&) {
+  }
+  std::string message = without_code_advice(e.what(), model);
   const std::string handle = "/proc/self/fd/" + std::to_string(fd_);
   for (auto at = message.find(handle); at != std::string::npos; at = message.find(handle, at + shown_.size()))
     message.replace(at, handle.size(), shown_);
@@ -300,7 +382,7 @@ void load_weights(Run& run, const Checkpoint& unit) {
   try {
     io::load(run.module(), unit.path("model.npz"));
   } catch (const Error& e) {
-    std::string detail = without_code_advice(e.what());  // "load: '...' does not match the ... module, ...:\n  missing keys: ..."
+    std::string detail = without_code_advice(e.what(), run.config.at("model"));  // "load: '...' does not match the ... module, ...:\n  missing keys: ..."
     if (detail.find("does not match") == std::string::npos)
       unit.rethrow_named(IOError(unit.name("model.npz") + ": unreadable (" + detail + ")"));
     const auto colon = detail.find(":\n");
@@ -516,6 +598,7 @@ void commit_checkpoint(const std::string& dir, nlohmann::json config, const data
   }
   sync_path(dir, true);
   fs::remove_all(tmp, ec);  // the previous checkpoint, swapped out
+  remember_run_corpora(dir, config);  // its corpus is now guarded wherever a command is started (cli/output.hpp)
 }
 
 }  // namespace attn::cli

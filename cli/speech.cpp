@@ -9,6 +9,7 @@
 
 #include "../decode/decode.hpp"
 #include "../eval/error_rate.hpp"
+#include "../train/speech_training.hpp"
 #include "../viz/line_plot.hpp"
 
 #include <algorithm>
@@ -30,7 +31,6 @@ using nlohmann::json;
 namespace {
 
 constexpr std::uint64_t kMaxModelSize = 65536;
-constexpr std::size_t kDecodeBatch = 50;
 constexpr std::size_t kMaxCharacters = 200;  // a transcript's characters at most (the digits' are under 30)
 // Utterances of a split at most: 100,000 take about 20 minutes to speak on two cores, and gigabytes of memory
 // (also refused when they would fill half of it).
@@ -42,39 +42,6 @@ std::string text_of(const models::Hypothesis& h, const data::Vocab& vocab) {
   for (std::int64_t id : h.tokens)
     if (!data::Vocab::is_special(id)) text += vocab.token(id);
   return text;
-}
-
-// The transcripts of `examples`, decoded in batches: greedily (beam 1) or by beam search.
-std::vector<std::string> transcribe(models::ListenAttendSpell& model, const std::vector<data::SpeechExample>& examples,
-                                    const data::Vocab& vocab, std::size_t beam, std::size_t max_len) {
-  models::DecodeOptions options;
-  options.max_len = max_len;
-  options.beam_size = beam;
-  std::vector<std::string> out;
-  for (std::size_t first = 0; first < examples.size(); first += kDecodeBatch) {
-    std::vector<std::size_t> rows;
-    for (std::size_t i = first; i < std::min(examples.size(), first + kDecodeBatch); ++i) rows.push_back(i);
-    const data::SpeechBatch b = data::make_speech_batch(examples, rows, vocab, model.dtype());
-    no_grad guard;
-    models::DecoderState state = model.start(b.features, b.lengths);
-    const std::vector<models::Hypothesis> best =
-        beam > 1 ? models::beam_search(model, state, options) : models::greedy_decode(model, state, options);
-    for (const auto& h : best) out.push_back(text_of(h, vocab));
-  }
-  return out;
-}
-
-std::vector<std::string> texts_of(const std::vector<data::SpeechExample>& examples) {
-  std::vector<std::string> out;
-  for (const auto& e : examples) out.push_back(e.text);
-  return out;
-}
-
-// Long enough for every reference of the task: twice its longest transcript, plus <eos>.
-std::size_t decode_length(const std::vector<data::SpeechExample>& examples) {
-  std::size_t longest = 0;
-  for (const auto& e : examples) longest = std::max(longest, e.text.size());
-  return std::min(kMaxCharacters, 2 * longest + 1);
 }
 
 data::SpeechOptions speech_options(const Fields& f, const std::string& where) {
@@ -188,14 +155,18 @@ data::SpeechSplit speech_split(const json& task, std::uint64_t seed, const std::
   return split;
 }
 
-void train_speech_run(const json& config, const std::string& out, bool overwrite) {
-  const TrainSettings s = read_train_settings(config, "the run's settings");
-  const std::string model_where = "the model's settings (--model, --set)";
+void train_speech_run(json config, const std::string& out, const RunStart& start) {
+  std::string where;
+  config = epoch_run_config(config, start, "epochs", where);
+  const TrainSettings s = read_train_settings(config, where);
+  const std::string model_where = start.resumed ? where + ": model" : "the model's settings (--model, --set)";
+  const std::string task_where = start.resumed ? where + ": task" : "the task's settings";
   (void)make_speech_model(config.at("model"), model_where);  // the settings fail fast, before any speaking
-  speech_options(Fields(config.at("task"), "the task's settings"), "the task's settings");
-  check_out_folder(out, overwrite);
+  speech_options(Fields(config.at("task"), task_where), task_where);
+  if (!start.resumed) check_out_folder(out, start.overwrite);
   const auto spoken = std::chrono::steady_clock::now();
-  const data::SpeechSplit split = speech_split(config.at("task"), s.seed, "the task's settings (--task speech, --n-train)");
+  const data::SpeechSplit split =
+      speech_split(config.at("task"), s.seed, start.resumed ? task_where : "the task's settings (--task speech, --n-train)");
   const double speaking = std::chrono::duration<double>(std::chrono::steady_clock::now() - spoken).count();
   const data::Vocab vocab = data::speech_vocab();
   manual_seed(s.seed);  // the weights, and the sampled characters of training
@@ -205,112 +176,71 @@ void train_speech_run(const json& config, const std::string& out, bool overwrite
   } catch (const std::bad_alloc&) {
     throw ValueError("--set: the model's sizes need more memory than this machine has");
   }
-  const bool float32 = s.dtype == "float32";
-  if (float32) model->to(Dtype::Float32);
-  const RunLock lock(out);
-  check_out_folder(out, overwrite);  // again, now that no other process can write there
+  if (s.dtype == "float32") model->to(Dtype::Float32);
+  models::EpochTrainerOptions options;
+  options.epochs = s.epochs;
+  options.lr = s.lr;
+  options.clip_norm = s.clip_norm;
+  options.seed = s.seed;
+  models::EpochTrainer trainer(*model, models::speech_family(*model, split.train, split.valid, vocab, s.batch_size),
+                               options);
+  const std::unique_ptr<RunLock> lock = begin_epoch_run(trainer, start, out, vocab_json_text(data::Vocab(), vocab));
 
   // Ctrl-C from here on is read after each step and after each validation (and the line below says training
-  // has begun): the run commits what it trained.
+  // has begun): the run commits a checkpoint it resumes from.
   std::optional<SigintCatcher> catcher(std::in_place);
   std::printf("training las (%zu parameters, %s) on speech: %zu train / %zu valid / %zu test utterances (the test "
-              "spoken by %zu voices never heard in training), spoken in %.1f s, seed %llu\n",
+              "spoken by %zu voices never heard in training), spoken in %.1f s, seed %llu%s\n",
               model->num_parameters(), s.dtype.c_str(), split.train.size(), split.valid.size(), split.test.size(),
-              data::held_out_variants().size(), speaking, static_cast<unsigned long long>(s.seed));
+              data::held_out_variants().size(), speaking, static_cast<unsigned long long>(s.seed),
+              start.resumed ? (", resumed after epoch " + std::to_string(trainer.epochs_done()) + " (step " +
+                               std::to_string(trainer.step()) + ")").c_str()
+                            : "");
   std::fflush(stdout);
-  nn::Adam optimizer(model->parameters(), s.lr);
-  Generator order(s.seed);
-  data::BatchOptions batching;
-  batching.batch_size = s.batch_size;
-  batching.sort_buckets = 4;  // utterances of similar length together: less padding
-  const Dtype dtype = model->dtype();
-  const std::size_t max_len = decode_length(split.valid);
   const std::size_t per_epoch = (split.train.size() + s.batch_size - 1) / s.batch_size;
-  const std::size_t total_steps = s.epochs * per_epoch;
-  ProgressBar bar(total_steps);
-  std::vector<double> epoch_axis, losses, valid_cer;
+  const std::size_t total_steps = s.epochs * per_epoch, first_epoch = trainer.epochs_done();
+  ProgressBar bar(total_steps, trainer.step());
   const auto started = std::chrono::steady_clock::now();
   const auto seconds_since_start = [&started] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   };
   const auto write_plot = [&] {
+    std::vector<double> epoch_axis;
+    for (std::size_t e = 1; e <= trainer.epochs_done(); ++e) epoch_axis.push_back(double(e));
     viz::LinePlotOptions plot;
     plot.title = "training loss and validation CER per epoch";
     plot.x_label = "epoch";
     plot.y_from_zero = true;
     plot.markers = true;
-    write_own_file(out + "/loss.svg", viz::line_plot_svg({{"training loss (nats per character)", epoch_axis, losses},
-                                                          {"validation CER (greedy)", epoch_axis, valid_cer}}, plot));
+    write_own_file(out + "/loss.svg",
+                   viz::line_plot_svg({{"training loss (nats per character)", epoch_axis, trainer.epoch_losses()},
+                                       {"validation CER (greedy)", epoch_axis, trainer.epoch_validation()}}, plot));
   };
-  std::size_t step = 0, stopped_epoch = 0, stopped_batch = 0;  // where Ctrl-C stopped training (0: it did not)
-  for (std::size_t e = 1; e <= s.epochs && !stopped_epoch; ++e) {
-    model->train();
-    double sum = 0;
-    std::size_t batch_number = 0;
-    const std::vector<data::SpeechBatch> batches = data::make_speech_batches(split.train, vocab, batching, order, dtype);
-    for (const data::SpeechBatch& b : batches) {
-      const Tensor logits = model->forward(b.features, b.lengths, b.tgt_in);  // [B, L, V]
-      const long rows = long(b.tgt_in.size());
-      const Index targets = xt::reshape_view(b.tgt_out, {std::size_t(rows)});  // [B * L]
-      Tensor loss = nn::cross_entropy(reshape(logits, {rows, long(vocab.size())}), targets, data::Vocab::pad_id);
-      optimizer.zero_grad();
-      loss.backward();
-      if (s.clip_norm > 0) nn::clip_grad_norm_(model->parameters(), s.clip_norm);
-      optimizer.step();
-      sum += loss.item();
-      ++batch_number;
-      bar.update(++step, loss.item(), std::nan(""));
-      if (stop_requested() && batch_number < batches.size()) break;  // in the middle of an epoch
-    }
-    if (batch_number < batches.size()) {  // Ctrl-C: the weights at this step are kept, not validated
-      bar.finish();
-      stopped_epoch = e;
-      stopped_batch = batch_number;
-      break;
-    }
-    model->eval();
-    const double cer =
-        models::character_error_rate(transcribe(*model, split.valid, vocab, 1, max_len), texts_of(split.valid)).rate();
-    epoch_axis.push_back(double(e));
-    losses.push_back(sum / double(batches.size()));
-    valid_cer.push_back(cer);
+  trainer.on_step = [&](const models::EpochProgress& p) { bar.update(p.step, p.loss, std::nan("")); };
+  trainer.on_epoch = [&](const models::EpochReport& r) {
     bar.finish();
     // The time so far and left: each epoch to come takes the mean epoch so far, its validation included.
     const double so_far = seconds_since_start();
-    std::printf("  epoch %zu/%zu: loss %.3f, validation CER %.1f%% (greedy)  [%s, left %s]\n", e, s.epochs,
-                losses.back(), 100 * cer, ProgressBar::format_duration(so_far).c_str(),
-                ProgressBar::format_duration(so_far / double(e) * double(s.epochs - e)).c_str());
+    std::printf("  epoch %zu/%zu: loss %.3f, validation CER %.1f%% (greedy)  [%s, left %s]\n", r.epoch, s.epochs,
+                r.loss, 100 * r.validation, ProgressBar::format_duration(so_far).c_str(),
+                ProgressBar::format_duration(so_far / double(r.epoch - first_epoch) * double(s.epochs - r.epoch)).c_str());
     std::fflush(stdout);
-    if (stop_requested() && e < s.epochs) stopped_epoch = e;  // Ctrl-C at the end of an epoch or in its validation
+  };
+  try {
+    train_epochs_in_run(trainer, out, config, data::Vocab(), vocab, total_steps);
+  } catch (const Stopped&) {
+    bar.finish();
+    if (trainer.epochs_done()) write_plot();
+    throw;
   }
   catcher.reset();  // the test evaluation that follows is not training: Ctrl-C stops it at once
   const double seconds = seconds_since_start();
-  if (stopped_epoch) {
-    // The weights at the step reached, committed as a whole run's are (one rename); config.json says where
-    // training stopped. A run in epochs keeps no optimizer state, so it cannot resume: the message says so.
-    json stopped_config = config;
-    stopped_config["train"]["stopped_at_step"] = step;
-    commit_checkpoint(out, stopped_config, data::Vocab(), vocab,
-                      [&](const std::string& unit) { io::save(*model, unit + "/model.npz"); });
-    if (!epoch_axis.empty()) write_plot();
-    throw Stopped{"attn: stopped by Ctrl-C at step " + std::to_string(step) + " of " + std::to_string(total_steps) +
-                      " (epoch " + std::to_string(stopped_epoch) + " of " + std::to_string(s.epochs) +
-                      (stopped_batch ? ", after batch " + std::to_string(stopped_batch) + " of " +
-                                           std::to_string(per_epoch)
-                                     : std::string(", at its end")) +
-                      "); the checkpoint in " + out + " holds the weights at step " + std::to_string(step) +
-                      ". A las run cannot resume (it trains in epochs and keeps no optimizer state): eval and "
-                      "translate read this checkpoint as it is, and a new run with --overwrite trains all " +
-                      std::to_string(s.epochs) + " epochs. Evaluate it with:\n  " + shell_word(program_name) +
-                      " eval --checkpoint " + shell_word(out),
-                  130};
-  }
-  commit_checkpoint(out, config, data::Vocab(), vocab,
-                    [&](const std::string& unit) { io::save(*model, unit + "/model.npz"); });
-  std::printf("training time: %zu epochs in %.1f s (with the validation after each)\n", s.epochs, seconds);
-  const std::vector<std::string> hyp = transcribe(*model, split.test, vocab, 1, decode_length(split.test));
-  const double cer = models::character_error_rate(hyp, texts_of(split.test)).rate();
-  const double wer = models::word_error_rate(hyp, texts_of(split.test)).rate();
+  std::printf("training time: %zu epochs in %.1f s (with the validation after each)\n", s.epochs - first_epoch, seconds);
+  const std::vector<std::string> hyp =
+      models::transcribe_speech(*model, split.test, vocab, 1, models::speech_decode_length(split.test));
+  const std::vector<std::string> refs = models::speech_texts(split.test);
+  const double cer = models::character_error_rate(hyp, refs).rate();
+  const double wer = models::word_error_rate(hyp, refs).rate();
 
   write_plot();
   std::printf("held-out voices (%zu utterances, greedy): CER %.1f%%, WER %.1f%%  (checkpoint: %s; plot: %s/loss.svg)\n",
@@ -325,8 +255,9 @@ void eval_speech(Run& run, std::size_t beam, const std::string& predictions_file
   task["n_train"] = 1;
   task["n_valid"] = 1;
   const data::SpeechSplit split = speech_split(task, run.config.at("seed").get<std::uint64_t>(), run.config_file + ": task");
-  const std::vector<std::string> hyp = transcribe(*run.speller, split.test, run.tgt_vocab, beam, decode_length(split.test));
-  const std::vector<std::string> refs = texts_of(split.test);
+  const std::vector<std::string> hyp =
+      models::transcribe_speech(*run.speller, split.test, run.tgt_vocab, beam, models::speech_decode_length(split.test));
+  const std::vector<std::string> refs = models::speech_texts(split.test);
   const models::ErrorRate c = models::character_error_rate(hyp, refs), w = models::word_error_rate(hyp, refs);
   std::printf("%zu test utterances, spoken by %zu voices never heard in training; %s: CER %.1f%%, WER %.1f%%\n",
               split.test.size(), data::held_out_variants().size(),
@@ -396,11 +327,11 @@ Transcription transcribe_text(Run& run, const std::string& text, const std::stri
       throw ValueError("--voice '" + voice_text + "': expected LANGUAGE or LANGUAGE+VARIANT, e.g. en-us+f2");
     check_voice(voice, voice_text);
   }
-  if (text.find_first_not_of(" \t\n") == std::string::npos) throw ValueError("translate: a text to speak is empty");
+  if (text.find_first_not_of(" \t\n") == std::string::npos) throw ValueError("a text to speak is empty");  // the command prefixes its name
   // Speaking and hearing grow with the text (10,000 words: over a minute and gigabytes), and the transcript
   // stops at kMaxCharacters: a longer text could only come back cut.
   if (text.size() > kMaxCharacters)
-    throw ValueError("translate: las transcribes at most " + std::to_string(kMaxCharacters) + " characters (it was "
+    throw ValueError("las transcribes at most " + std::to_string(kMaxCharacters) + " characters (it was "
                      "trained on a few spoken digits); this text has " + std::to_string(text.size()) +
                      ": give it in shorter parts");
   Transcription t;

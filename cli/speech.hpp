@@ -12,7 +12,9 @@
 // the same utterances, bit for bit, with the same espeak-ng); the test split is spoken only by
 // voices that never speak in training. Training runs in epochs (Adam, clipping, batches of
 // similar length), printing the validation CER after each; the last epoch's weights are kept,
-// as in the chapter. One checkpoint, written at the end (no --resume).
+// as in the chapter (train/speech_training.hpp, with the loop of train/epoch_trainer.hpp). A checkpoint
+// is committed after every epoch and at the step where Ctrl-C stops: --resume continues the run bit
+// for bit (--epochs: a new total).
 //
 // Where a run differs from the chapter's: it trains in float32 unless --dtype float64 (the chapter:
 // float64), and --seed also orders the batches (the chapter: a generator of its own, seeded 2), so
@@ -44,8 +46,10 @@ std::unique_ptr<models::ListenAttendSpell> make_speech_model(const nlohmann::jso
 // The task's three splits, spoken with `seed` (ValueError naming `where` and a bad field).
 data::SpeechSplit speech_split(const nlohmann::json& task, std::uint64_t seed, const std::string& where);
 
-// Trains into `out` (new or empty unless `overwrite`); everything is checked first.
-void train_speech_run(const nlohmann::json& config, const std::string& out, bool overwrite);
+// Trains into `out` (new or empty unless start.overwrite), or resumes the run there (start.resumed);
+// everything is checked first.
+struct RunStart;
+void train_speech_run(nlohmann::json config, const std::string& out, const RunStart& start);
 
 // CER and WER of the held-out voices, greedy or with beam search; with `predictions`, also
 // reference<TAB>voice<TAB>transcript lines for that file.

@@ -4,6 +4,7 @@
 #include "grid.hpp"
 #include "multi_source.hpp"
 #include "parse.hpp"
+#include "../models/registry.hpp"
 #include "run_dir.hpp"
 
 #include <algorithm>
@@ -34,6 +35,8 @@ void check_unchanged(nlohmann::json& config, const std::string& key, const std::
 }
 
 data::Corpus load_corpus(const std::string& path, const data::CorpusOptions& options) {
+  check_text_encoding(path);  // UTF-16 or CR-only lines named as such, not as their first odd byte
+  check_word_lengths(path);   // before the tokenizer meets a megabyte-long word
   try {
     return data::load_tsv(path, options);
   } catch (const IOError& e) {  // name the command line's flag, not the library's option
@@ -181,7 +184,7 @@ nlohmann::json default_task_config(const std::string& task) {
             {"min_freq", 1},         {"max_vocab", 0},    {"skip_malformed", false}};
   }
   if (task == "grid") return default_grid_task_config();
-  throw ValueError("unknown task '" + task + "' (tasks: copy, reverse, sort, dates, grid, or a FILE.tsv)");
+  throw ValueError("unknown task '" + task + "' (tasks: " + models::task_list() + ")");  // the registry's list
 }
 
 TaskData make_task(const nlohmann::json& config, std::uint64_t seed, const std::string& where,

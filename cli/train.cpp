@@ -53,6 +53,22 @@ nlohmann::json model_defaults(const std::string& name) {
   return name == "multi-source" ? default_multi_source_model_config() : models::default_model_config(name);
 }
 
+// --model's help: every model of the registry, with the task it needs when it is not a sequence task.
+std::string model_help() {
+  std::string help;
+  for (const models::TrainableModel& m : models::trainable_models()) {
+    help += (help.empty() ? "" : ", ") + m.name;
+    if (m.family != models::ModelFamily::Sequence) {
+      std::string tasks;
+      for (const std::string& t : m.tasks) tasks += (tasks.empty() ? "" : ", ") + t;
+      help += " (--task " + tasks + ")";
+    }
+  }
+  return help;
+}
+
+std::string task_list_help() { return models::task_list(); }
+
 constexpr std::size_t kReportEvery = 10;  // steps per point of the loss curve and per update of the bar
 
 std::string format_step(double step) { return std::to_string(static_cast<long long>(step)); }
@@ -75,10 +91,6 @@ void check_storable(const nlohmann::json& config, const TaskData& task) {
   }
 }
 
-std::string vocab_text(const data::Vocab& src, const data::Vocab& tgt) {
-  return nlohmann::json{{"src", nlohmann::json::parse(src.to_json())}, {"tgt", nlohmann::json::parse(tgt.to_json())}}
-      .dump();
-}
 
 // Builds the model the settings describe (a small vocabulary: the settings fail fast, before any
 // data is made). When the model refuses them, the message names the --set that is to blame:
@@ -135,34 +147,122 @@ void check_resumed_bpe(const std::string& dir, std::uint64_t merges) {
 
 }  // namespace
 
-TrainResult train_run(nlohmann::json config, const std::string& out, TrainMode mode, std::uint64_t new_steps) {
+std::string vocab_json_text(const data::Vocab& src, const data::Vocab& tgt) {
+  return nlohmann::json{{"src", nlohmann::json::parse(src.to_json())}, {"tgt", nlohmann::json::parse(tgt.to_json())}}
+      .dump();
+}
+
+std::string ResumedRun::model_name() const {
+  const bool named = config.is_object() && config.contains("model") && config.at("model").is_object() &&
+                     config.at("model").contains("model") && config.at("model").at("model").is_string();
+  return named ? config.at("model").at("model").get<std::string>() : "";
+}
+
+std::shared_ptr<ResumedRun> open_to_resume(const std::string& dir) {
+  if (!std::filesystem::is_directory(dir)) throw IOError("--resume " + dir + ": no such run folder");
+  if (!holds_run(dir)) throw IOError("--resume " + dir + ": holds no run (no " + dir + "/checkpoint)");
+  auto run = std::make_shared<ResumedRun>();
+  run->lock = std::make_unique<RunLock>(dir);  // no other process may commit while this one reads and trains
+  run->unit = std::make_unique<Checkpoint>(dir);
+  run->where = run->unit->name("config.json");
+  run->config = run->unit->read_json("config.json");
+  return run;
+}
+
+nlohmann::json epoch_run_config(nlohmann::json config, const RunStart& start, const char* total_key, std::string& where) {
+  where = "the run's settings";
+  if (!start.resumed) return config;
+  where = start.resumed->where;
+  config = start.resumed->config;
+  read_train_settings(config, where);  // the checkpoint as it is, before the new total changes it
+  if (start.new_total) config["train"][total_key] = start.new_total;
+  return config;
+}
+
+std::unique_ptr<RunLock> begin_epoch_run(models::EpochTrainer& trainer, const RunStart& start, const std::string& out,
+                                         const std::string& vocab_json) {
+  if (!start.resumed) {
+    check_out_folder(out, start.overwrite);
+    auto lock = std::make_unique<RunLock>(out);
+    check_out_folder(out, start.overwrite);  // again, now that no other process can write there
+    return lock;
+  }
+  const ResumedRun& run = *start.resumed;
+  const std::string name = run.model_name();
+  if (!run.unit->lists("model.trainer.npz")) {
+    const bool stopped = run.config.at("train").contains("stopped_at_step");
+    throw ValueError("train --resume: " + run.unit->name("model.trainer.npz") + " is missing: this " + name +
+                     " run was made by an attn that kept no optimizer state for " + name + " runs" +
+                     (stopped ? " (it was stopped at step " + run.config.at("train").at("stopped_at_step").dump() + ")"
+                              : std::string()) +
+                     ", so it cannot resume; eval reads it as it is, and a new run (--out NEW_DIR, or --overwrite) resumes");
+  }
+  if (vocab_json != run.unit->read_json("vocab.json").dump())
+    throw IOError(run.unit->name("vocab.json") + ": differs from the vocabulary of the task's data as it is now (was "
+                  "the corpus changed since the run began?); the run cannot continue on other data");
+  try {
+    trainer.load_checkpoint(run.unit->path("model"));
+  } catch (const Error& e) {
+    run.unit->rethrow_named(e);
+  }
+  if (trainer.finished()) {
+    const bool epochs = trainer.options().epochs > 0;
+    const std::size_t done = epochs ? trainer.epochs_done() : trainer.step();
+    const std::string flag = epochs ? "--epochs" : "--steps";
+    throw ValueError("train --resume: " + (start.new_total ? flag + " " + std::to_string(start.new_total) + ": " : std::string()) +
+                     "the run in " + out + (epochs ? " has trained " + std::to_string(done) + (done == 1 ? " epoch" : " epochs")
+                                                   : " is already at step " + std::to_string(done)) +
+                     "; to train it further, give " + flag + " more than " + std::to_string(done));
+  }
+  return nullptr;
+}
+
+void train_epochs_in_run(models::EpochTrainer& trainer, const std::string& out, const nlohmann::json& config,
+                         const data::Vocab& src_vocab, const data::Vocab& tgt_vocab, std::size_t total_steps,
+                         const std::function<std::string()>& kept) {
+  trainer.on_checkpoint = [&] {
+    commit_checkpoint(out, config, src_vocab, tgt_vocab,
+                      [&](const std::string& unit) { trainer.save_checkpoint(unit + "/model"); });
+  };
+  trainer.should_stop = [] { return stop_requested(); };
+  if (trainer.train()) return;  // its last act is a checkpoint, at the end or at the step Ctrl-C stopped
+  const std::string more = kept ? kept() : "";
+  std::string position;  // in a run in epochs: " (epoch 3 of 12, after batch 4 of 11)" or " (epoch 3 of 12, at its end)"
+  if (const std::size_t epochs = trainer.options().epochs) {
+    const std::size_t batch = trainer.epoch_position();
+    position = " (epoch " + std::to_string(trainer.epochs_done() + (batch ? 1 : 0)) + " of " + std::to_string(epochs) +
+               (batch ? ", after batch " + std::to_string(batch) + " of " + std::to_string(trainer.epoch_size())
+                      : std::string(", at its end")) + ")";
+  }
+  throw Stopped{"attn: stopped by Ctrl-C at step " + std::to_string(trainer.step()) + " of " +
+                    std::to_string(total_steps) + position + "; the checkpoint in " + out + " holds step " +
+                    std::to_string(trainer.step()) + (more.empty() ? "" : "; " + more) + ". Resume it with:\n  " +
+                    shell_word(program_name) + " train --resume " + shell_word(out),
+                130};
+}
+
+TrainResult train_run(nlohmann::json config, const std::string& out, TrainMode mode, std::uint64_t new_steps,
+                      std::shared_ptr<ResumedRun> resumed) {
   // 1. Read and check everything: the settings, the task's data, the model, the checkpoint.
   std::unique_ptr<RunLock> lock;
   std::unique_ptr<Checkpoint> unit;
   std::string where = "the run's settings";
   if (mode == TrainMode::Resume) {
-    if (!std::filesystem::is_directory(out)) throw IOError("--resume " + out + ": no such run folder");
-    if (!holds_run(out)) throw IOError("--resume " + out + ": holds no run (no " + out + "/checkpoint)");
-    lock = std::make_unique<RunLock>(out);  // no other process may commit while this one reads and trains
-    unit = std::make_unique<Checkpoint>(out);
-    where = unit->name("config.json");
-    config = unit->read_json("config.json");
+    if (!resumed) resumed = open_to_resume(out);
+    lock = std::move(resumed->lock);
+    unit = std::move(resumed->unit);
+    where = resumed->where;
+    config = resumed->config;
     // (a malformed config is read_train_settings' to report, by name)
-    const bool named = config.is_object() && config.contains("model") && config.at("model").is_object() &&
-                       config.at("model").contains("model") && config.at("model").at("model").is_string();
-    const std::string name = named ? config.at("model").at("model").get<std::string>() : "";
-    if (trains_in_epochs(name))
-      throw ValueError("train --resume: a run of " + name +
-                       " cannot resume (it trains in epochs and keeps no optimizer state); train again with more --epochs");
     read_train_settings(config, where);  // the checkpoint as it is, before --steps changes it
     if (new_steps) config["train"]["steps"] = new_steps;
   } else {
     config["format"] = "attn-checkpoint";
   }
   const TrainSettings s = read_train_settings(config, where);
-  if (mode == TrainMode::Resume && config.at("model").value("model", "") == "grid")
-    throw ValueError("train --resume: the grid captioner's training cannot resume (models/grid_train keeps no "
-                     "optimizer state); train again with more --steps");
+  const models::TrainableModel* entry = models::find_trainable_model(config.at("model").value("model", ""));
+  if (entry && entry->family != models::ModelFamily::Sequence && entry->family != models::ModelFamily::MultiSource)
+    throw ValueError("train_run: " + entry->name + " is not a sequence model (attn train dispatches it to its own family)");
   manual_seed(s.seed);
   // A resumed run keeps its subword codes (bpe.codes, checked against the manifest).
   data::Bpe codes;
@@ -257,7 +357,7 @@ TrainResult train_run(nlohmann::json config, const std::string& out, TrainMode m
     trainer.set_schedule([lr = s.lr, warmup = s.warmup](nn::Optimizer& o) { return warmup_schedule(o, lr, warmup); });
 
   if (mode == TrainMode::Resume) {
-    if (vocab_text(task.src_vocab, task.tgt_vocab) != unit->read_json("vocab.json").dump())
+    if (vocab_json_text(task.src_vocab, task.tgt_vocab) != unit->read_json("vocab.json").dump())
       throw IOError(unit->name("vocab.json") + ": differs from the vocabulary of the task's data as it is now (" +
                     (resume_codes ? "the corpus is unchanged (its checksum matches), so " + unit->name(kCodesFile) +
                                         " was changed since the run began: restore it"
@@ -424,17 +524,14 @@ void add_train_command(CLI::App& app) {
   };
   auto o = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand("train", "Train a chapter's model on a task; checkpoints go to --out");
-  cmd->add_option("--model", o->model,
-                  "seq2seq, bahdanau, luong, luong-local, transformer, monotonic, conv, conv-copy, copynet, multi-source (a FILE.tsv "
-                  "of 'english ||| german<TAB>french' lines); grid (with --task "
-                  "grid); las (with --task speech); han, flat-attention, bag-of-words (with a FILE.jsonl of documents)")
-      ->capture_default_str();
+  cmd->add_option("--model", o->model, model_help())->capture_default_str();
   cmd->add_option("--task", o->task,
-                  "copy, reverse, sort, dates, grid, speech (spoken digits, made with espeak-ng), a FILE.tsv of "
-                  "source<TAB>target lines, or a FILE.jsonl of "
-                  "labelled documents (data/documents.hpp; e.g. the pinned manpages.jsonl)")
+                  task_list_help() + " (speech: spoken digits, made with espeak-ng; FILE.tsv: source<TAB>target lines, "
+                  "or 'english ||| german<TAB>french' for multi-source; FILE.jsonl: labelled documents, "
+                  "data/documents.hpp, e.g. the pinned manpages.jsonl)")
       ->capture_default_str();
-  add_count(cmd, "--steps", o->steps, 1, kMaxSteps, "optimizer steps in all (with --resume: the new total)");
+  add_count(cmd, "--steps", o->steps, 1, kMaxSteps,
+            "optimizer steps in all (with --resume: the new total; not for the models that train in --epochs)");
   add_count(cmd, "--batch-size", o->batch_size, 1, kMaxBatch,
             "examples per optimizer step (han, flat-attention, bag-of-words: 32 unless given)");
   add_real(cmd, "--lr", o->lr, Bounds::positive(), "Adam's learning rate (with --warmup: its peak)");
@@ -445,7 +542,7 @@ void add_train_command(CLI::App& app) {
            "the share of each target's probability spread evenly over the vocabulary (0: off; not for copying models)");
   add_count(cmd, "--eval-every", o->eval_every, 0, kMaxSteps, "steps between evaluations (0: at the end only)");
   add_count(cmd, "--checkpoint-every", o->checkpoint_every, 0, kMaxSteps,
-            "steps between checkpoints (0: at the end only; grid: at the end only)");
+            "steps between checkpoints (0: at the end only)");
   cmd->add_option("--dtype", o->dtype, "float32 (fast) or float64")->check(CLI::IsMember({"float32", "float64"}))
       ->capture_default_str();
   add_count(cmd, "--min-length", o->min_length, 1, 10000, "shortest source (copy/reverse/sort; default 5)")
@@ -468,7 +565,7 @@ void add_train_command(CLI::App& app) {
            "training documents that chooses the epoch (default 0.125; a fifth of each class is the test)");
   cmd->add_option("--test-file", o->test_file, "FILE.tsv: held-out pairs from this file instead (all of FILE trains)");
   add_count(cmd, "--min-freq", o->min_freq, 1, kMaxExamples,
-            "FILE.tsv: words seen fewer times in training read as <unk> (default 1)");
+            "words seen fewer times in training read as <unk> (default: 1 for FILE.tsv, 2 for FILE.jsonl)");
   add_count(cmd, "--max-vocab", o->max_vocab, 0, 100000,
             "FILE.tsv: keep the most frequent words per side only (default 0: all)");
   add_count(cmd, "--bpe", o->bpe, 1, kMaxMerges,
@@ -476,7 +573,7 @@ void add_train_command(CLI::App& app) {
             "(--max-length, --min-freq and --max-vocab then count subwords; kept by --resume)");
   add_count(cmd, "--epochs", o->epochs, 1, kMaxSteps,
             "FILE.jsonl and speech: passes over the training set (default 12; FILE.jsonl keeps the epoch with the "
-            "best validation accuracy)");
+            "best validation accuracy; with --resume: the new total)");
   add_count(cmd, "--max-sentences", o->max_sentences, 0, 100000,
             "FILE.jsonl: read the first N sentences of each document (0: all; default 20)");
   add_count(cmd, "--max-words", o->max_words, 0, 100000,
@@ -489,27 +586,47 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--resume", o->resume, "continue the run in this folder (to --steps)");
   cmd->callback([o, cmd] {
     if (cmd->count("--resume")) {
-      // The run continues as its config.json says: only the number of steps may change.
+      // The run continues as its config.json says: only the number of steps (or epochs) may change.
       for (const char* flag : {"--model", "--task", "--set", "--batch-size", "--lr", "--clip", "--label-smoothing",
                                "--dtype", "--min-length", "--max-length", "--n-train", "--seed", "--out",
                                "--skip-malformed", "--eval-every", "--checkpoint-every", "--overwrite", "--lowercase",
                                "--no-lowercase", "--split-punctuation", "--no-split-punctuation", "--char-level",
-                               "--valid-fraction", "--test-file", "--min-freq", "--max-vocab", "--warmup", "--epochs", "--max-sentences", "--max-words"})
+                               "--valid-fraction", "--test-file", "--min-freq", "--max-vocab", "--warmup", "--max-sentences", "--max-words"})
         if (cmd->count(flag))
           throw ValueError(std::string("train --resume: ") + flag +
-                           (std::string(flag) == "--epochs"
-                                ? ": a run that trains in epochs cannot resume (train it again with more --epochs); "
-                                  "a run in steps continues to --steps"
-                                : " cannot change a run (it continues as its config.json describes; only --steps may "
-                                  "change)"));
+                           " cannot change a run (it continues as its config.json describes; only --steps, or --epochs "
+                           "for a run in epochs, may change)");
       if (o->resume.empty()) throw ValueError("--resume: expected a run folder, got an empty value");
       if (cmd->count("--bpe")) check_resumed_bpe(o->resume, o->bpe);
-      const TrainResult r = train_run({}, o->resume, TrainMode::Resume, cmd->count("--steps") ? o->steps : 0);
+      const std::shared_ptr<ResumedRun> run = open_to_resume(o->resume);
+      const std::string name = run->model_name();
+      const models::TrainableModel* entry = models::find_trainable_model(name);
+      const bool in_epochs = trains_in_epochs(name);
+      const char* wrong = in_epochs ? "--steps" : "--epochs";
+      if (cmd->count(wrong))
+        throw ValueError(std::string("train --resume: ") + wrong + " does not apply to this " + name + " run (it trains in " +
+                         (in_epochs ? "epochs: give the new total with --epochs)" : "steps: give the new total with --steps)"));
+      const std::uint64_t total = cmd->count("--epochs") ? o->epochs : cmd->count("--steps") ? o->steps : 0;
+      RunStart start;
+      start.resumed = run;
+      start.new_total = total;
+      if (entry && entry->family == models::ModelFamily::Documents) return train_documents_run({}, o->resume, start);
+      if (entry && entry->family == models::ModelFamily::Speech) return train_speech_run({}, o->resume, start);
+      if (entry && entry->family == models::ModelFamily::Grid) return train_grid_run({}, o->resume, start);
+      const TrainResult r = train_run({}, o->resume, TrainMode::Resume, total, run);
       std::printf("exact match on the test set: %.1f%%, BLEU %.2f\n", 100 * r.scores.overall.exact_match(),
                   r.scores.overall.bleu_percent());
       return;
     }
     if (o->out.empty()) throw ValueError("train: --out DIR is required (where checkpoints go)");
+    // The names first, each against the registry (models/registry.hpp), which lists them all.
+    const models::TrainableModel* entry = models::find_trainable_model(o->model);
+    if (!entry) throw ValueError("unknown model '" + o->model + "' (models: " + models::model_list() + ")");
+    const std::vector<std::string>& tasks = models::task_names();
+    if (std::find(tasks.begin(), tasks.end(), models::task_kind(o->task)) == tasks.end())
+      throw ValueError("unknown task '" + o->task + "' (tasks: " + models::task_list() + "; FILE is a path)");
+    RunStart start;
+    start.overwrite = o->overwrite;
     // The config of a model that trains in epochs, its chapter's lr and clipping unless given (32 a batch).
     auto epoch_config = [&](const nlohmann::json& model, const nlohmann::json& task, double lr, double clip) {
       return nlohmann::json{
@@ -525,8 +642,8 @@ void add_train_command(CLI::App& app) {
         throw ValueError(is_document_model(o->model)
                              ? "--model " + o->model + " classifies documents: give it a FILE.jsonl of labelled "
                                "documents with --task (e.g. the pinned manpages.jsonl of tools/setup.sh --with-corpus)"
-                             : "--task " + o->task + " holds documents to classify: train han, flat-attention or "
-                               "bag-of-words on it (--model)");
+                             : "--task " + o->task + " holds documents to classify: train " +
+                                   models::models_for_task(o->task) + " on it (--model)");
       for (const char* flag : {"--steps", "--warmup", "--label-smoothing", "--eval-every", "--checkpoint-every",
                                "--min-length", "--max-length", "--n-train", "--skip-malformed",
                                "--split-punctuation", "--no-split-punctuation", "--char-level", "--test-file",
@@ -543,7 +660,7 @@ void add_train_command(CLI::App& app) {
       task["lowercase"] = o->lowercase;
       if (cmd->count("--valid-fraction")) task["valid_fraction"] = o->valid_fraction;
       // The chapter's settings unless given: Adam 2e-3, 32 documents a batch, clipping at 5.
-      return train_documents_run(epoch_config(model, task, 2e-3, 5.0), o->out, o->overwrite);
+      return train_documents_run(epoch_config(model, task, 2e-3, 5.0), o->out, start);
     }
     if (o->model == "las" || o->task == "speech") {  // chapter 16 (cli/speech.hpp)
       if (o->model != "las" || o->task != "speech")
@@ -561,7 +678,7 @@ void add_train_command(CLI::App& app) {
       nlohmann::json task = default_speech_task_config();
       if (cmd->count("--n-train")) task["n_train"] = o->n_train;
       // The chapter's settings unless given: Adam 1e-3, 32 utterances a batch, clipping at 1.
-      return train_speech_run(epoch_config(model, task, 1e-3, 1.0), o->out, o->overwrite);
+      return train_speech_run(epoch_config(model, task, 1e-3, 1.0), o->out, start);
     }
     for (const char* flag : {"--epochs", "--max-sentences", "--max-words"})
       if (cmd->count(flag))
@@ -629,7 +746,7 @@ void add_train_command(CLI::App& app) {
       if (o->warmup > 0) throw ValueError("--warmup does not apply to --model grid (its trainer has no schedule)");
       if (cmd->count("--label-smoothing")) throw ValueError("--label-smoothing does not apply to --model grid");
       config["train"].erase("label_smoothing");
-      return train_grid_run(config, o->out, o->overwrite);
+      return train_grid_run(config, o->out, start);
     }
     const TrainResult r = train_run(config, o->out, o->overwrite ? TrainMode::Overwrite : TrainMode::New);
     std::printf("exact match on the test set: %.1f%%, BLEU %.2f  (checkpoint: %s)\n",

@@ -44,7 +44,8 @@ Bpe::Bpe(std::vector<Pair> merges) : merges_(std::move(merges)) {
   for (std::size_t i = 0; i < merges_.size(); ++i) rank_.emplace(merges_[i], i);  // a repeat keeps its first rank
 }
 
-Bpe Bpe::learn(const std::vector<Tokens>& sentences, std::size_t merges, std::size_t min_frequency) {
+Bpe Bpe::learn(const std::vector<Tokens>& sentences, std::size_t merges, std::size_t min_frequency,
+              const std::function<void(std::size_t)>& on_merge) {
   // The distinct words with their counts; each word a list of symbols.
   std::map<std::string, std::int64_t> frequency;
   for (const Tokens& sentence : sentences)
@@ -90,6 +91,7 @@ Bpe Bpe::learn(const std::vector<Tokens>& sentences, std::size_t merges, std::si
       add_word(w, +1);
     }
     holders.erase(best);
+    if (on_merge) on_merge(learned.size());
   }
   return Bpe(std::move(learned));
 }

@@ -19,6 +19,7 @@
 
 #include <cstddef>
 #include <map>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -37,7 +38,9 @@ class Bpe {
   // Learns up to `merges` merges from the words of `sentences`. It stops early when no
   // pair occurs at least `min_frequency` times. Ties go to the pair first in string
   // order, so the merges are reproducible.
-  static Bpe learn(const std::vector<Tokens>& sentences, std::size_t merges, std::size_t min_frequency = 2);
+  // `on_merge(k)`, if given, is called after the k-th merge is learned (a command's progress line).
+  static Bpe learn(const std::vector<Tokens>& sentences, std::size_t merges, std::size_t min_frequency = 2,
+                   const std::function<void(std::size_t)>& on_merge = {});
 
   // Words -> subwords ("@@" on every piece but a word's last). A word that already
   // ends with "@@" would read as a piece on decoding: ValueError naming it.

@@ -8,6 +8,7 @@
 #include "seq2seq_plain.hpp"
 #include "transformer_seq2seq.hpp"
 
+#include <algorithm>
 #include <type_traits>
 
 namespace attn::models {
@@ -211,9 +212,13 @@ std::string name_of(const json& config) {
   const std::string name = config.at("model").get<std::string>();
   const auto& names = model_names();
   if (std::find(names.begin(), names.end(), name) == names.end()) {
-    std::string list;
-    for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
-    throw ValueError("model config: unknown model '" + name + "' (models: " + list + ")");
+    if (!find_trainable_model(name)) throw ValueError("model config: unknown model '" + name + "' (models: " + model_list() + ")");
+    throw ValueError("model config: '" + name + "' is not a sequence model built by make_model (those are: " +
+                     [&] {
+                       std::string list;
+                       for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+                       return list;
+                     }() + ")");
   }
   return name;
 }
@@ -224,6 +229,68 @@ const std::vector<std::string>& model_names() {
   static const std::vector<std::string> names = {"seq2seq", "bahdanau",  "luong", "luong-local", "transformer",
                                                    "monotonic", "conv", "conv-copy", "copynet"};
   return names;
+}
+
+const std::vector<TrainableModel>& trainable_models() {
+  static const std::vector<TrainableModel> models = [] {
+    const std::vector<std::string> sequence_tasks = {"copy", "reverse", "sort", "dates", "FILE.tsv"};
+    std::vector<TrainableModel> m;
+    for (const std::string& name : model_names()) m.push_back({name, ModelFamily::Sequence, sequence_tasks});
+    m.push_back({"multi-source", ModelFamily::MultiSource, {"FILE.tsv"}});  // 'english ||| german<TAB>french' lines
+    m.push_back({"grid", ModelFamily::Grid, {"grid"}});
+    m.push_back({"las", ModelFamily::Speech, {"speech"}});
+    for (const char* name : {"han", "flat-attention", "bag-of-words"})
+      m.push_back({name, ModelFamily::Documents, {"FILE.jsonl"}});
+    return m;
+  }();
+  return models;
+}
+
+const TrainableModel* find_trainable_model(const std::string& name) {
+  for (const TrainableModel& m : trainable_models())
+    if (m.name == name) return &m;
+  return nullptr;
+}
+
+const std::vector<std::string>& task_names() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> tasks;  // in the order the models first name them
+    for (const TrainableModel& m : trainable_models())
+      for (const std::string& t : m.tasks)
+        if (std::find(tasks.begin(), tasks.end(), t) == tasks.end()) tasks.push_back(t);
+    // the named tasks first, then the files
+    std::stable_partition(tasks.begin(), tasks.end(), [](const std::string& t) { return t.rfind("FILE.", 0) != 0; });
+    return tasks;
+  }();
+  return names;
+}
+
+std::string task_kind(const std::string& task) {
+  for (const std::string& ext : {std::string(".tsv"), std::string(".jsonl")})
+    if (task.size() > ext.size() && task.compare(task.size() - ext.size(), ext.size(), ext) == 0) return "FILE" + ext;
+  return task;
+}
+
+std::string model_list() {
+  std::string list;
+  for (const TrainableModel& m : trainable_models()) list += (list.empty() ? "" : ", ") + m.name;
+  return list;
+}
+
+std::string task_list() {
+  std::string list;
+  for (const std::string& t : task_names()) list += (list.empty() ? "" : ", ") + t;
+  return list;
+}
+
+std::string models_for_task(const std::string& task) {
+  std::vector<std::string> names;
+  for (const TrainableModel& m : trainable_models())
+    if (std::find(m.tasks.begin(), m.tasks.end(), task_kind(task)) != m.tasks.end()) names.push_back(m.name);
+  std::string list;
+  for (std::size_t i = 0; i < names.size(); ++i)
+    list += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
+  return list;
 }
 
 nlohmann::json default_model_config(const std::string& name) {

@@ -10,6 +10,10 @@
 // "conv-copy" (12, convolutional attention without and with its copy head), "copynet" (21, a generate
 // mode and a copy mode in one softmax; copy = false for the generate mode alone). Unknown names and
 // unknown or mistyped fields are a ValueError that names them.
+//
+// The same registry knows every model the command line trains, the sequence models above and the
+// families that are not a Seq2Seq, with the tasks each accepts (trainable_models()): every message
+// and help text that lists models or tasks is made from it, so none can leave one out.
 #pragma once
 
 #include "seq2seq.hpp"
@@ -22,7 +26,38 @@
 
 namespace attn::models {
 
+// The sequence models make_model builds.
 const std::vector<std::string>& model_names();
+
+// How a model trains and what it reads.
+enum class ModelFamily {
+  Sequence,     // a Seq2Seq of make_model, in steps (train/trainer.hpp)
+  MultiSource,  // chapter 17's two-source translation, in steps (a Seq2Seq the command line builds)
+  Grid,         // chapter 4's captioner of feature grids, in steps (train/grid_train.hpp)
+  Speech,       // chapter 16's Listen, Attend and Spell, in epochs (train/speech_training.hpp)
+  Documents,    // chapter 18's document classifiers, in epochs (train/document_training.hpp)
+};
+
+struct TrainableModel {
+  std::string name;                // "bahdanau"
+  ModelFamily family;
+  std::vector<std::string> tasks;  // the tasks it trains on: "copy", ..., "FILE.tsv", "FILE.jsonl"
+};
+
+// Every model `attn train --model` accepts, in the order messages list them.
+const std::vector<TrainableModel>& trainable_models();
+// The entry of `name`, or nullptr.
+const TrainableModel* find_trainable_model(const std::string& name);
+// Every task `attn train --task` accepts, in order: copy, reverse, sort, dates, grid, speech, FILE.tsv, FILE.jsonl.
+const std::vector<std::string>& task_names();
+// The name a task goes by in task_names(): "FILE.tsv" for any path ending in .tsv, "FILE.jsonl" for .jsonl,
+// else the task itself.
+std::string task_kind(const std::string& task);
+// "seq2seq, bahdanau, ..., bag-of-words" and "copy, reverse, ..., FILE.jsonl": for messages.
+std::string model_list();
+std::string task_list();
+// The models that train on `task` (by its kind), as "han, flat-attention or bag-of-words".
+std::string models_for_task(const std::string& task);
 
 // {"model": name, ...every field of that model's config with its default}.
 nlohmann::json default_model_config(const std::string& name);

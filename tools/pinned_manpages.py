@@ -38,6 +38,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -197,7 +198,17 @@ def corpus(args, log=print):
         raise PinError(f"{args.out} exists: give another --out or move it away; nothing was written")
     owner = {page: pkg["name"] for pkg in m["packages"] for page in pkg["pages"]}
     docs, empty = [], 0
-    for page in sorted(owner):
+    # Rendering takes a minute or two: a line at the start, then one every 15 s with the share done and the time left.
+    started = last = time.monotonic()
+    log(f"{TOOL}: rendering {len(owner)} pages with man into {args.out}...")
+    for done, page in enumerate(sorted(owner)):
+        now = time.monotonic()
+        if done and now - last >= 15:
+            last = now
+            left = (now - started) * (len(owner) - done) / done
+            log(f"{TOOL}: rendered {done} of {len(owner)} pages ({100 * done / len(owner):.0f}%), "
+                f"{int(now - started) // 60}:{int(now - started) % 60:02d} so far, about "
+                f"{int(left) // 60}:{int(left) % 60:02d} left")
         paragraphs = description(render(os.path.join(src, page)))
         if not paragraphs:
             empty += 1

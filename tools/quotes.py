@@ -22,12 +22,13 @@ and this tool keeps the text between the markers equal to the published value:
                                                  another copy of the course; a text that is not one
                                                  number, when it changed), each with the prose places
                                                  quoting it
-    /usr/bin/python3 tools/quotes.py --numerals [--list]
+    /usr/bin/python3 tools/quotes.py --numerals [--list] [FILE...]
                                                  count the quotes and the numerals left in prose,
                                                  per chapter (--list prints each one in context)
-    /usr/bin/python3 tools/quotes.py --comparatives [--list]
+    /usr/bin/python3 tools/quotes.py --comparatives [--list] [FILE...]
                                                  count the claims and the comparative words left in
-                                                 prose outside them, per chapter
+                                                 prose outside them, per chapter (with FILE..., only
+                                                 in these notebooks and pages)
 
 Comparisons are claims: a cell publishes a verdict (attn::notebook::compare in viz/compare.hpp:
 lower, higher, faster, slower, within noise, or one run; no comparison), and prose asserts it:
@@ -489,13 +490,13 @@ def prose_numerals(text):
     return found, in_math
 
 
-def numerals_report(course, listing):
-    chapters = sorted({k.split("/")[-1] for k in course.notebooks})
+def numerals_report(course, listing, files=()):
+    chapters, only = report_scope(course, files)
     _, counts = course.run(write=False)
     rows = []
     total = [0, 0, 0]
     for ch in chapters:
-        files = chapter_files(course, ch)
+        files = chapter_files(course, ch, only)
         quotes = sum(counts.get(path, 0) for path, _ in files)
         left, math = [], 0
         for path, parts in files:
@@ -545,8 +546,9 @@ def prose_comparatives(text):
     return found
 
 
-def chapter_files(course, ch):
-    """A chapter's prose: [(path, [(cell or None, markdown)])] for its notebook, its solutions and its page."""
+def chapter_files(course, ch, only=None):
+    """A chapter's prose: [(path, [(cell or None, markdown)])] for its notebook, its solutions and its page;
+    with only (a set of absolute paths), those of them alone."""
     files = []
     for key in (ch, "solutions/" + ch):
         if key in course.notebooks:
@@ -557,16 +559,32 @@ def chapter_files(course, ch):
         if course.chapter_notebook(p) == ch:
             with open(p, encoding="utf-8") as f:
                 files.append((p, [(None, f.read())]))
-    return files
+    return [f for f in files if only is None or os.path.abspath(f[0]) in only]
 
 
-def comparatives_report(course, listing):
-    """Per chapter: the claims bound, and the comparative words left outside them (--list: each in context)."""
+def report_scope(course, files):
+    """The chapters a --numerals or --comparatives report covers, and the files it reads ({abspath} or None
+    for all): with FILE..., the chapters whose prose they are. Raises Problem naming a FILE that is none."""
     chapters = sorted({k.split("/")[-1] for k in course.notebooks})
+    if not files:
+        return chapters, None
+    only = {os.path.abspath(f) for f in files}
+    prose = {os.path.abspath(path): ch for ch in chapters for path, _ in chapter_files(course, ch)}
+    stray = sorted(f for f in files if os.path.abspath(f) not in prose)
+    if stray:
+        raise Problem("not a chapter's notebook, solution notebook or page (docs/chapters/NN-*.md): %s"
+                      % ", ".join(stray))
+    return [ch for ch in chapters if any(prose[p] == ch for p in only)], only
+
+
+def comparatives_report(course, listing, files=()):
+    """Per chapter: the claims bound, and the comparative words left outside them (--list: each in context);
+    with files, only theirs."""
+    chapters, only = report_scope(course, files)
     rows = []
     for ch in chapters:
         claims, left = 0, []
-        for path, parts in chapter_files(course, ch):
+        for path, parts in chapter_files(course, ch, only):
             for cell, text in parts:
                 code = [(c.start(), c.end()) for pat in (FENCE, CODE) for c in pat.finditer(text)]
                 claims += sum(1 for m in CLAIM.finditer(text) if not any(a <= m.start() < b for a, b in code))
@@ -607,7 +625,8 @@ def main():
     ap.add_argument("--list", action="store_true", help="with --numerals or --comparatives: print each one left "
                     "in context")
     ap.add_argument("--root", default=ROOT, help="the repository to read (default: this checkout)")
-    ap.add_argument("files", nargs="*", help="with --write or --check: only these notebooks and pages")
+    ap.add_argument("files", nargs="*", help="with --write, --check, --numerals or --comparatives: only these "
+                    "notebooks and pages")
     args = ap.parse_args()
     if args.by is not None and args.moved is None:
         ap.error("--by goes with --moved")
@@ -619,11 +638,12 @@ def main():
         ap.error("argument --by: %g is not a fraction above 0 (0.15 lists the values that moved by more "
                  "than 15%%)" % args.by)
     course = Course(os.path.abspath(args.root))
-    if args.numerals:
-        numerals_report(course, args.list)
-        return 0
-    if args.comparatives:
-        comparatives_report(course, args.list)
+    if args.numerals or args.comparatives:
+        try:
+            (numerals_report if args.numerals else comparatives_report)(course, args.list, args.files)
+        except Problem as e:
+            print(e, file=sys.stderr)
+            return 2
         return 0
     if args.moved is not None:
         try:

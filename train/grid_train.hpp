@@ -1,6 +1,6 @@
-// Training a GridCaptioner (chapter 4): the loop of train/trainer.hpp, but fed
-// feature grids instead of source sentences, and with the loss of grid_loss.hpp
-// (the doubly stochastic penalty, and REINFORCE for hard attention).
+// Training a GridCaptioner (chapter 4): the epoch loop of train/epoch_trainer.hpp fed
+// feature grids, with the loss of grid_loss.hpp (the doubly stochastic penalty, and
+// REINFORCE for hard attention).
 //
 //   GridTrainOptions opt;
 //   opt.steps = 1500;
@@ -12,12 +12,14 @@
 // One step: the next batch of the shuffled training set, forward_all, caption_loss,
 // backward, clip the joint gradient norm, Adam. Reproducible: the same seeds
 // (options.seed for the order, attn::manual_seed for the weights and hard
-// attention's samples) give the same weights.
+// attention's samples) give the same weights. grid_family() is the same training as
+// an EpochFamily, for an EpochTrainer that checkpoints and resumes (the command line's).
 #pragma once
 
 #include "../data/grid.hpp"
 #include "../data/vocab.hpp"
 #include "../models/grid_captioner.hpp"
+#include "epoch_trainer.hpp"
 #include "grid_loss.hpp"
 #include "trainer.hpp"
 
@@ -41,5 +43,11 @@ struct GridTrainOptions {
 Progress train_grid_captioner(GridCaptioner& model, const std::vector<data::GridExample>& examples,
                               const data::Vocab& vocab, const GridTrainOptions& options = {},
                               const std::function<void(const Progress&)>& on_progress = {});
+
+// The captioner's batches (made in the model's dtype) and loss for an EpochTrainer: a step's shown
+// loss is the captions' NLL per token, its accuracy teacher-forced; its own state is the REINFORCE
+// baseline ("baseline": [value, started]). The model and examples must outlive the family.
+EpochFamily grid_family(GridCaptioner& model, const std::vector<data::GridExample>& examples,
+                        const data::Vocab& vocab, std::size_t batch_size, const CaptionLossOptions& loss = {});
 
 }  // namespace attn::models

@@ -32,3 +32,10 @@ TEST_CASE("audio::speak names what went wrong: a missing program, an unknown voi
   CHECK_THROWS_AS(speak("one", Voice{"en-us", "", 20, 50}), attn::ValueError);
   CHECK_THROWS_AS(speak("one", Voice{"en-us", "", 160, 100}), attn::ValueError);
 }
+
+// "--" ends espeak-ng's options: a text that starts with '-' is said, not taken for an option.
+TEST_CASE("audio::speak says a text that starts with '-'") {
+  const attn::audio::Wave w = attn::audio::speak("-v seven", attn::audio::Voice{});
+  CHECK(w.samples.size() > 22050 / 2);
+  CHECK(xt::amax(xt::abs(w.samples))() > 0.05);
+}

@@ -1,16 +1,23 @@
 """What the command-line tests share: running attn, checking its failures, and
 reading or editing a run folder's checkpoint (cli/run_dir.hpp) as a user could.
 Standard library only."""
+import atexit
 import hashlib
 import json
 import os
 import shutil
 import signal
 import subprocess
+import tempfile
 import time
 import unittest
 
 ATTN = None  # the executable, set by each test file from its command line
+
+# The runs a test makes are listed in the user's run list (cli/output.hpp): a scratch one per test process,
+# removed at its end, so that no test reads or writes the list of whoever runs the tests.
+os.environ["XDG_STATE_HOME"] = tempfile.mkdtemp(prefix="attn_state_")
+atexit.register(shutil.rmtree, os.environ["XDG_STATE_HOME"], True)
 
 # A Bahdanau model with 8 units everywhere learns nothing in 20 steps, but it
 # exercises every file and code path in a fraction of a second.

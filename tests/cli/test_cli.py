@@ -11,6 +11,7 @@ crash, a stack trace or "terminate called".
 import ast
 import json
 import os
+import re
 import shutil
 import struct
 import sys
@@ -23,6 +24,10 @@ import common
 from common import TINY, attn, read_part, write_part
 
 SVG = "{http://www.w3.org/2000/svg}"
+# Every model attn train trains and every task it accepts, as the course names them.
+ALL_MODELS = ["seq2seq", "bahdanau", "luong", "luong-local", "transformer", "monotonic", "conv", "conv-copy", "copynet",
+              "multi-source", "grid", "las", "han", "flat-attention", "bag-of-words"]
+ALL_TASKS = ["copy", "reverse", "sort", "dates", "grid", "speech", "FILE.tsv", "FILE.jsonl"]
 
 
 def npy_matrix(data):
@@ -511,8 +516,8 @@ class Grid(CliTest):
         assert "training grid" in out, out
 
     def test_files_and_eval(self):
-        self.assertEqual(sorted(os.listdir(common.unit(self.grid))),
-                         ["config.json", "manifest.json", "model.npz", "vocab.json"])
+        self.assertEqual(sorted(os.listdir(common.unit(self.grid))),  # with its trainer state: it resumes
+                         ["config.json", "manifest.json", "model.npz", "model.trainer.npz", "vocab.json"])
         out = self.ok("eval", "--checkpoint", self.grid)
         self.assertIn("200 test grids: exact match", out)
         self.assertIn("attention peak on the cell", out)
@@ -534,7 +539,7 @@ class Grid(CliTest):
         self.fails("translate", "--checkpoint", self.grid, "pink square top left", message="'pink' is not a colour")
         self.fails("translate", "--checkpoint", self.grid, "red square nowhere", message="'nowhere' is not a place")
         self.fails("translate", "--checkpoint", self.grid, "--beam", "3", "red square center", message="greedily")
-        self.fails("train", "--resume", self.grid, "--steps", "40", message="cannot resume")
+        self.fails("train", "--resume", self.grid, "--epochs", "40", message="--epochs does not apply to this grid run")
         self.fails("train", "--model", "grid", "--task", "reverse", "--out", self.path("x"), message="--task grid only")
         self.fails("train", "--task", "grid", "--out", self.path("x"), message="goes with --model grid")
         self.fails("train", "--model", "grid", "--task", "grid", "--set", "attention=blurry", "--out", self.path("x"),
@@ -552,6 +557,30 @@ class BadInput(CliTest):
         self.fails("translate", "--checkpoint", self.run_dir, "--beam", "0", "1 2", message="--beam")
         self.fails("eval", message="--checkpoint is required")
         self.fails("train", "--steps", "5", message="--out DIR is required")
+
+    def test_messages_list_every_model_and_task(self):
+        """Every message and help text that lists the models or the tasks lists all of them (one registry,
+        models/registry.hpp, makes them). (Before: 'unknown model' named 9 of the 15 models, 'unknown task'
+        left out speech and FILE.jsonl.)"""
+        line = self.fails("train", "--model", "gpt", "--out", self.path("x"), message="unknown model 'gpt'")
+        self.assertEqual(re.search(r"\(models: ([^)]*)\)", line).group(1).split(", "), ALL_MODELS)
+        line = self.fails("train", "--task", "foo", "--out", self.path("x"), message="unknown task 'foo'")
+        self.assertEqual(re.search(r"\(tasks: ([^;)]*)", line).group(1).split(", "), ALL_TASKS)
+        help = self.ok("train", "--help")
+        model_help = re.search(r"^\s*--model TEXT=bahdanau\s+(.*)$", help, re.M).group(1)
+        task_help = re.search(r"^\s*--task TEXT=reverse\s+(.*)$", help, re.M).group(1)
+        for name in ALL_MODELS:
+            self.assertRegex(model_help, r"(^|[ ,(])%s([ ,)]|$)" % re.escape(name))
+        for name in ALL_TASKS:
+            self.assertRegex(task_help, r"(^|[ ,(])%s([ ,;)]|$)" % re.escape(name))
+        # A run whose config.json names a model attn does not know: eval's message lists them all too.
+        run = self.path("unknown_model")
+        shutil.copytree(self.run_dir, run)
+        config = json.loads(read_part(run, "config.json"))
+        config["model"]["model"] = "gpt"
+        write_part(run, "config.json", json.dumps(config))
+        line = self.fails("eval", "--checkpoint", run, message="unknown model 'gpt'")
+        self.assertEqual(re.search(r"\(models: ([^)]*)\)", line).group(1).split(", "), ALL_MODELS)
 
     def test_bad_settings(self):
         self.fails("train", "--model", "nope", "--out", self.path("x"), message="unknown model 'nope'")

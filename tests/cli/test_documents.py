@@ -188,7 +188,7 @@ class Train(DocumentTest):
     def test_run_folder(self):
         self.assertEqual(sorted(os.listdir(self.han)), ["checkpoint", "lock", "loss.svg", "validation.svg"])
         self.assertEqual(sorted(os.listdir(common.unit(self.han))),
-                         ["config.json", "manifest.json", "model.npz", "vocab.json"])
+                         ["config.json", "manifest.json", "model.npz", "model.trainer.npz", "vocab.json"])
         config = self.config(self.han)
         self.assertEqual(config["format"], "attn-checkpoint")
         self.assertEqual(config["model"], {"model": "han", "embed_dim": 16, "hidden_dim": 8, "attention_dim": 16})
@@ -201,7 +201,7 @@ class Train(DocumentTest):
         self.assertEqual(config["train"], {"epochs": EPOCHS, "batch_size": 8, "lr": 0.03, "clip_norm": 5.0})
         self.assertEqual(config["seed"], SEED)
         manifest = json.loads(common.read_part(self.han, "manifest.json"))
-        self.assertEqual(sorted(manifest["files"]), ["config.json", "model.npz", "vocab.json"])
+        self.assertEqual(sorted(manifest["files"]), ["config.json", "model.npz", "model.trainer.npz", "vocab.json"])
         for name, entry in manifest["files"].items():
             data = common.read_part(self.han, name)
             self.assertEqual(entry, {"bytes": len(data), "fnv1a64": common.fnv1a64(data)})
@@ -279,10 +279,10 @@ class Train(DocumentTest):
         self.assertEqual(times[-1][2], "0:00")
 
     def test_ctrl_c_commits_the_best_validated(self):
-        """Ctrl-C (SIGINT) at random moments of a run in epochs: the step under way finishes, the part of the
-        epoch trained is validated too, and the best weights validated are committed as a whole run is; attn
-        says the step, the epoch, what the checkpoint holds, that the run cannot resume and the command that
-        evaluates it; config.json records the step. (Before: killed by the signal, nothing committed.)"""
+        """Ctrl-C (SIGINT) at random moments of a run in epochs: the step under way finishes and a checkpoint
+        the run resumes from is committed at it, its model.npz holding the best epoch validated so far; attn
+        says the step, the epoch, what eval reads and the command that resumes the run (test_resume.py resumes
+        such runs). (Before: a checkpoint that could not resume, the part of an epoch validated and kept.)"""
         rng = random.Random(int(os.environ.get("ATTN_SIGINT_SEED", "1")))
         epochs, per_epoch = 400, -(-SPLIT[0] // 8)  # long enough to be interrupted; 11 batches of 8 documents
         for attempt in range(3):
@@ -291,29 +291,31 @@ class Train(DocumentTest):
                 ["train", *model_args("han"), "--task", self.corpus, "--epochs", str(epochs), "--lr", "0.03",
                  "--batch-size", "8", "--seed", str(SEED), "--out", run], rng.uniform(0, 2))
             self.assertEqual(status, 130, err)
-            m = re.search(r"^attn: stopped by Ctrl-C at step (\d+) of (\d+) \(epoch (\d+) of %d\); the checkpoint in "
-                          r"(.+) holds the weights of (epoch \d+|step \d+ \(in epoch \d+\)), the best on validation "
-                          r"\(([\d.]+)%%\) of what was trained\. A han run cannot resume \(it trains in epochs" % epochs,
+            m = re.search(r"^attn: stopped by Ctrl-C at step (\d+) of (\d+) \(epoch (\d+) of %d, (after batch (\d+) of "
+                          r"%d|at its end)\); the checkpoint in (.+) holds step \1; (eval, classify and heatmap read the "
+                          r"weights of epoch (\d+), the best on validation \(([\d.]+)%%\) so far|no epoch is validated "
+                          r"yet: its model\.npz holds the weights at that step)\. Resume it with:$" % (epochs, per_epoch),
                           err, re.M)
             self.assertIsNotNone(m, err)
             step, epoch = int(m.group(1)), int(m.group(3))
             self.assertEqual(int(m.group(2)), epochs * per_epoch)
-            self.assertEqual(m.group(4), run)
-            self.assertEqual(err.strip().split("\n")[-1].strip(), f"{common.ATTN} eval --checkpoint {run}")
-            # Every epoch trained printed its validation, and the part of an epoch stopped too.
+            self.assertEqual(m.group(6), run)
+            self.assertEqual(err.strip().split("\n")[-1].strip(), f"{common.ATTN} train --resume {run}")
+            # Every epoch trained printed its validation; the part of an epoch stopped is not validated.
             valid = [float(v) for v in re.findall(r"^  epoch \d+/%d: loss [\d.]+, validation accuracy ([\d.]+)%%"
                                                   % epochs, out, re.M)]
-            part = re.search(r"^  epoch (\d+)/%d stopped after batch (\d+) of %d: validation accuracy ([\d.]+)%%"
-                             % (epochs, per_epoch), out, re.M)
-            if part:
-                self.assertEqual((int(part.group(1)), len(valid)), (epoch, epoch - 1))
-                self.assertEqual(step, (epoch - 1) * per_epoch + int(part.group(2)))
-                valid.append(float(part.group(3)))
+            if m.group(5):
+                self.assertEqual(len(valid), epoch - 1)
+                self.assertEqual(step, (epoch - 1) * per_epoch + int(m.group(5)))
             else:
                 self.assertEqual((len(valid), step), (epoch, epoch * per_epoch))
-            self.assertEqual(float(m.group(6)), max(valid))
+            if valid:
+                self.assertEqual(float(m.group(9)), max(valid))
+                self.assertEqual(int(m.group(8)), valid.index(max(valid)) + 1)
+            else:
+                self.assertIsNone(m.group(8))
             config = self.config(run)
-            self.assertEqual(config["train"]["stopped_at_step"], step)
+            self.assertNotIn("stopped_at_step", config["train"])  # the trainer state says where it is
             self.assertEqual(config["train"]["epochs"], epochs)
             self.assertEqual(evaluation(self.ok("eval", "--checkpoint", run))[0], SPLIT[2])
             self.check_probabilities_line(self.classify(run, self.pages["2"])[0])
@@ -473,16 +475,23 @@ class Errors(DocumentTest):
                    message=(self.path("absent.jsonl"), "cannot open"))
         self.assertFalse(os.path.exists(x))  # nothing written by a refused run
 
-    def test_resume_refused(self):
+    def test_resume_goes_on_to_more_epochs(self):
         before = common.folder_digest(self.han)
-        self.fails("train", "--resume", self.han, message=("train --resume", "cannot resume", "--epochs"))
-        self.fails("train", "--resume", self.han, "--epochs", "20", message="--epochs: a run that trains in epochs cannot resume")
+        self.fails("train", "--resume", self.han,
+                   message=("has trained %d epochs" % EPOCHS, "give --epochs more than %d" % EPOCHS))
         self.assertEqual(common.folder_digest(self.han), before)
+        run = self.path("han_more")
+        shutil.copytree(self.han, run)
+        out = self.ok("train", "--resume", run, "--epochs", str(EPOCHS + 2))
+        self.assertIn("resumed after epoch %d (step %d)" % (EPOCHS, EPOCHS * -(-SPLIT[0] // 8)), out)
+        self.assertEqual([int(e) for e in re.findall(r"^  epoch (\d+)/%d: " % (EPOCHS + 2), out, re.M)], [EPOCHS + 1, EPOCHS + 2])
+        self.assertEqual(self.config(run)["train"]["epochs"], EPOCHS + 2)
 
     def test_resume_with_steps_refused_by_name(self):
         """--steps is not a document run's setting: the refusal should be the one without it, not a
         complaint that the checkpoint's config.json has an unknown key 'steps'."""
-        self.fails("train", "--resume", self.han, "--steps", "30", message=("train --resume", "cannot resume"))
+        self.fails("train", "--resume", self.han, "--steps", "30",
+                   message=("train --resume", "--steps does not apply to this han run", "--epochs"))
 
     def test_commands_of_the_other_kind(self):
         self.fails("translate", "--checkpoint", self.han, "1 2 3",

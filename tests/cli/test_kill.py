@@ -155,9 +155,9 @@ class Kill(unittest.TestCase):
 
     def test_ctrl_c_grid_commits_the_step_reached(self):
         """Ctrl-C (SIGINT) at random moments of the grid captioner's training: the step under way finishes and
-        the weights at that step are committed as a whole run's are; attn says the step, that the run cannot
-        resume and the command that evaluates it; config.json records the step. (Before: killed by the signal
-        with nothing committed, the first Ctrl-C seen up to 10 steps late.)"""
+        a checkpoint the run resumes from is committed at it; attn says the step and the command that resumes
+        the run (test_resume.py resumes such runs). (Before: killed by the signal with nothing committed, the
+        first Ctrl-C seen up to 10 steps late; then a checkpoint that could not resume.)"""
         rng = random.Random(int(os.environ.get("ATTN_KILL_SEED", "1")))
         steps = 100000  # never reached: every attempt is interrupted
         for attempt in range(3):
@@ -167,13 +167,13 @@ class Kill(unittest.TestCase):
                  "--batch-size", "8", "--set", "embed_dim=8", "--set", "decoder_dim=8", "--set", "attention_dim=8",
                  "--seed", "3", "--out", run], rng.uniform(0, 2))
             self.assertEqual(status, 130, err)
-            m = re.search(r"^attn: stopped by Ctrl-C at step (\d+) of %d; the checkpoint in (.+) holds the weights at "
-                          r"step \1\. The grid captioner's run cannot resume" % steps, err, re.M)
+            m = re.search(r"^attn: stopped by Ctrl-C at step (\d+) of %d; the checkpoint in (.+) holds step \1\. "
+                          r"Resume it with:$" % steps, err, re.M)
             self.assertIsNotNone(m, err)
             self.assertEqual(m.group(2), run)
-            self.assertEqual(err.strip().split("\n")[-1].strip(), f"{common.ATTN} eval --checkpoint {run}")
+            self.assertEqual(err.strip().split("\n")[-1].strip(), f"{common.ATTN} train --resume {run}")
             config = json.loads(read_part(run, "config.json"))
-            self.assertEqual(config["train"]["stopped_at_step"], int(m.group(1)))
+            self.assertNotIn("stopped_at_step", config["train"])  # the trainer state says where it is
             self.assertIn("test grids: exact match", self.ok("eval", "--checkpoint", run))
             self.assertIn("  ->  ", self.ok("translate", "--checkpoint", run, "red square top left"))
             self.assertEqual(sorted(os.listdir(run)), ["checkpoint", "lock"])

@@ -171,10 +171,10 @@ class Train(SpeechTest):
 
     def test_files(self):
         self.assertEqual(sorted(os.listdir(self.run_dir)), ["checkpoint", "lock", "loss.svg"])
-        self.assertEqual(sorted(os.listdir(common.unit(self.run_dir))),
-                         ["config.json", "manifest.json", "model.npz", "vocab.json"])  # no trainer state: no --resume
+        self.assertEqual(sorted(os.listdir(common.unit(self.run_dir))),  # with the trainer state: --resume
+                         ["config.json", "manifest.json", "model.npz", "model.trainer.npz", "vocab.json"])
         manifest = json.loads(read_part(self.run_dir, "manifest.json"))
-        self.assertEqual(sorted(manifest["files"]), ["config.json", "model.npz", "vocab.json"])
+        self.assertEqual(sorted(manifest["files"]), ["config.json", "model.npz", "model.trainer.npz", "vocab.json"])
         for name, entry in manifest["files"].items():
             data = read_part(self.run_dir, name)
             self.assertEqual(entry, {"bytes": len(data), "fnv1a64": common.fnv1a64(data)}, name)
@@ -232,10 +232,9 @@ class Train(SpeechTest):
             self.assertLessEqual(took, max(4 * guess, 4), m.group(0))
 
     def test_ctrl_c_commits_the_step_reached(self):
-        """Ctrl-C (SIGINT) at a random moment of las training: the step under way finishes and the weights
-        at that step are committed as a whole run's are; attn says the step, the epoch, that a las run cannot
-        resume and the command that evaluates it; config.json records the step. (Before: killed by the
-        signal, nothing committed.)"""
+        """Ctrl-C (SIGINT) at a random moment of las training: the step under way finishes and a checkpoint the
+        run resumes from is committed at it; attn says the step, the epoch and the command that resumes the run
+        (test_resume.py resumes such runs). (Before: a checkpoint that could not resume.)"""
         import random
         rng = random.Random(int(os.environ.get("ATTN_SIGINT_SEED", "1")))
         epochs, per_epoch = 50, -(-N_TRAIN // BATCH)
@@ -245,7 +244,7 @@ class Train(SpeechTest):
         status, out, err = common.interrupted(["train", *args, "--out", run], rng.uniform(0, 4))
         self.assertEqual(status, 130, err)
         m = re.search(r"^attn: stopped by Ctrl-C at step (\d+) of %d \(epoch (\d+) of %d(, after batch (\d+) of %d|, at "
-                      r"its end)\); the checkpoint in (.+) holds the weights at step \1\. A las run cannot resume"
+                      r"its end)\); the checkpoint in (.+) holds step \1\. Resume it with:$"
                       % (epochs * per_epoch, epochs, per_epoch), err, re.M)
         self.assertIsNotNone(m, err)
         step, epoch = int(m.group(1)), int(m.group(2))
@@ -255,9 +254,9 @@ class Train(SpeechTest):
         else:
             self.assertEqual((step, done), (epoch * per_epoch, epoch))
         self.assertEqual(m.group(5), run)
-        self.assertEqual(err.strip().split("\n")[-1].strip(), f"{common.ATTN} eval --checkpoint {run}")
+        self.assertEqual(err.strip().split("\n")[-1].strip(), f"{common.ATTN} train --resume {run}")
         config = self.config(run)
-        self.assertEqual(config["train"]["stopped_at_step"], step)
+        self.assertNotIn("stopped_at_step", config["train"])  # the trainer state says where it is
         self.assertEqual(config["train"]["epochs"], epochs)
         self.match(EVAL_RATES, self.ok("eval", "--checkpoint", run))
 
@@ -411,7 +410,9 @@ class Errors(SpeechTest):
         self.assertFalse(os.path.exists(x), "a refused train made its --out folder")
 
     def test_run_of_las(self):
-        self.fails("train", "--resume", self.run_dir, message=("las", "cannot resume"))
+        self.fails("train", "--resume", self.run_dir, message=("train --resume", "has trained 1 epoch;",
+                                                               "give --epochs more than 1"))
+        self.fails("train", "--resume", self.run_dir, "--steps", "9", message="--steps does not apply to this las run")
         self.fails("eval", "--checkpoint", self.run_dir, "--length-penalty", "0.6", "--beam", "2",
                    message=("--length-penalty", "does not apply to las"))
         self.fails("translate", "--checkpoint", self.run_dir, "--voice", "+f2", "four",

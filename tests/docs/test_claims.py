@@ -152,4 +152,28 @@ with tempfile.TemporaryDirectory() as tmp:
            "--comparatives counts the chapter's own claims and the 4 added (notebook and page; README.md is no "
            "chapter)\n" + out[-800:])
 
+
+# --comparatives and --numerals with FILE...: only those files' prose is listed and counted, in the rows of
+# their chapters; a FILE that is no chapter's prose is refused by name.
+def report(mode, *files):
+    r = subprocess.run([sys.executable, TOOL, mode, "--list", "--root", ROOT, *files], capture_output=True, text=True)
+    return r.returncode, r.stdout + r.stderr
+
+
+page = os.path.join(ROOT, PAGE)
+whole_page = sum(1 for _ in quotes.prose_comparatives(open(page, encoding="utf-8").read()))
+for mode in ("--comparatives", "--numerals"):
+    code, out = report(mode, page)
+    places = [line.split()[0] for line in out.splitlines() if re.match(r"(?:notebooks|docs|README)\S*(?: cell \d+)?:\d", line)]
+    rows = [line.split()[0] for line in out.splitlines() if re.match(r"\d\d_", line)]
+    expect(code == 0 and places and all(p.startswith(PAGE + ":") for p in places) and rows == [CHAPTER],
+           "%s --list FILE lists FILE's words only, in its chapter's row: %d places outside it, rows %s\n%s"
+           % (mode, sum(not p.startswith(PAGE + ":") for p in places), rows[:4], out[-600:]))
+    if mode == "--comparatives":
+        expect(len(places) == whole_page, "--comparatives --list FILE lists each of the page's %d comparative "
+               "words once: %d listed" % (whole_page, len(places)))
+    code, out = report(mode, os.path.join(ROOT, "tools", "quotes.py"))
+    expect(code == 2 and "tools/quotes.py" in out and "not a chapter" in out,
+           "%s refuses a FILE that is no chapter's notebook or page, naming it\n%s" % (mode, out[-400:]))
+
 sys.exit(1 if failures else 0)
