@@ -331,6 +331,12 @@ void remember_run_corpora(const std::string& run, const nlohmann::json& config) 
   }
   const std::string path = run_list_path();
   if (wanted.empty() || path.empty()) return;
+  // A run commits a checkpoint many times: its lines are read and written once per process, not at every commit.
+  static std::vector<std::pair<std::string, std::string>> listed;
+  if (std::all_of(wanted.begin(), wanted.end(),
+                  [](const auto& line) { return std::find(listed.begin(), listed.end(), line) != listed.end(); }))
+    return;
+  listed.insert(listed.end(), wanted.begin(), wanted.end());
   // Said once per process: the run is made all the same, guarded only where a command finds it (next to its corpus,
   // or under the folder a command starts in).
   auto warn = [&path](const std::string& why) {
