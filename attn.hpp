@@ -72,6 +72,7 @@
 #include "data/multi_source.hpp"
 #include "data/speech.hpp"
 #include "data/tasks.hpp"
+#include "data/text_corpus.hpp"
 #include "data/vocab.hpp"
 
 #include "models/bahdanau.hpp"
@@ -83,6 +84,7 @@
 #include "models/document_classifier.hpp"
 #include "models/grid_captioner.hpp"
 #include "models/han.hpp"
+#include "models/language_model.hpp"
 #include "models/las.hpp"
 #include "models/multi_source.hpp"
 #include "models/luong.hpp"
@@ -94,6 +96,7 @@
 #include "models/transformer_seq2seq.hpp"
 
 #include "decode/decode.hpp"
+#include "decode/generate.hpp"
 #include "decode/grid_decode.hpp"
 
 #include "eval/accuracy.hpp"
@@ -107,6 +110,7 @@
 
 #include "train/grid_loss.hpp"
 #include "train/grid_train.hpp"
+#include "train/lm_training.hpp"
 #include "train/trainer.hpp"
 
 #include "viz/heads.hpp"

@@ -105,6 +105,9 @@ void add_batches_command(CLI::App& app) {
     if (config.at("model").value("model", "") == "grid")
       throw ValueError("batches: " + where + " is a grid captioner's run; its batches are grids, not token "
                        "sequences (only sequence models' runs)");
+    if (trains_in_epochs(config.at("model").value("model", "")))
+      throw ValueError("batches: " + where + " is a run of " + config.at("model").value("model", "") + ", which trains "
+                       "in epochs on batches of its own kind, not on sentence pairs (only sequence models' runs)");
     const bool has_codes = config.at("task").contains("bpe");
     if (has_codes != unit.lists(kCodesFile))
       throw IOError(unit.name(kCodesFile) + (has_codes ? ": missing (config.json's task has \"bpe\")"

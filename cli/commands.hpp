@@ -6,12 +6,14 @@
 #include "parse.hpp"
 #include "run_dir.hpp"
 #include "task.hpp"
+#include "progress.hpp"
 #include "word_scores.hpp"
 
 #include "../train/epoch_trainer.hpp"
 
 #include <CLI/CLI.hpp>
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -97,6 +99,28 @@ std::string vocab_json_text(const data::Vocab& src, const data::Vocab& tgt);
 void train_epochs_in_run(models::EpochTrainer& trainer, const std::string& out, const nlohmann::json& config,
                          const data::Vocab& src_vocab, const data::Vocab& tgt_vocab, std::size_t total_steps,
                          const std::function<std::string()>& kept = {});
+
+// What a run in epochs shows beside its loop: each family's own words and plots.
+struct EpochRunView {
+  // The validation part of an epoch's line, e.g. "validation accuracy 93.1% (best so far)".
+  std::function<std::string(const models::EpochReport&)> validation;
+  bool step_accuracy = false;         // the bar shows the epoch's running accuracy (a classifier's)
+  std::function<void()> write_plots;  // after training, and when Ctrl-C stops a run past its first epoch
+  std::function<std::string()> kept;  // what eval reads, for the Ctrl-C message (empty: nothing to add)
+};
+
+// Trains a family's epochs (train_epochs_in_run) with a progress bar over its steps and a line after each
+// epoch: its loss, view.validation, the time so far and left (each epoch to come taking the mean epoch so
+// far, its validation included). `examples` and `batch_size` count the steps of an epoch. When training
+// ends, `catcher` is reset, so that Ctrl-C stops what follows (the test evaluation) at once. Returns the
+// seconds this invocation trained.
+double run_epochs(models::EpochTrainer& trainer, const std::string& out, const nlohmann::json& config,
+                  const data::Vocab& src_vocab, const data::Vocab& tgt_vocab, std::size_t examples,
+                  std::size_t batch_size, std::optional<SigintCatcher>& catcher, const EpochRunView& view);
+
+// Where a resumed run in epochs goes on from, for the line that begins training: ", resumed after epoch 2
+// (step 22)", or within an epoch ", resumed at step 27, in epoch 3 (after batch 5 of 11)".
+std::string resumed_text(const models::EpochTrainer& trainer);
 
 // Writes the run's plots into `dir` as SVG: loss.svg, lr.svg, accuracy_by_length.svg, and
 // bleu_by_length.svg when `bleu` (corpus tasks). Returns the paths written.

@@ -141,27 +141,6 @@ std::unique_ptr<models::DocumentClassifier> make_document_model(const json& mode
 
 namespace {
 
-// The first control character of `text` (ESC, TAB, a newline, NUL...) named as a reader knows it, or "".
-std::string control_character(const std::string& text) {
-  for (char c : text) {
-    const unsigned char u = static_cast<unsigned char>(c);
-    if (u >= 0x20 && u != 0x7f) continue;
-    switch (u) {
-      case 0x00: return "NUL (\\u0000)";
-      case 0x09: return "a TAB";
-      case 0x0a: return "a newline";
-      case 0x0d: return "a carriage return";
-      case 0x1b: return "ESC (\\u001b, a terminal escape)";
-      default: {
-        char code[8];
-        std::snprintf(code, sizeof code, "0x%02x", u);
-        return std::string("the control character ") + code;
-      }
-    }
-  }
-  return "";
-}
-
 // The line of `file` whose document has this "section" (0 if none is found): messages name it.
 std::size_t section_line(const std::string& file, const std::string& section) {
   std::ifstream in(file, std::ios::binary);
@@ -303,11 +282,7 @@ void train_documents_run(json config, const std::string& out, const RunStart& st
     throw ValueError("--set: the model's sizes need more memory than this machine has");
   }
   if (float32) model->to(Dtype::Float32);
-  models::EpochTrainerOptions options;
-  options.epochs = s.epochs;
-  options.lr = s.lr;
-  options.clip_norm = s.clip_norm;
-  options.seed = s.seed;
+  models::EpochTrainerOptions options = epoch_trainer_options(s);
   options.keep_best = true;  // the epoch with the best validation accuracy, as the chapter keeps
   models::EpochTrainer trainer(
       *model, models::document_family(*model, task.train, task.valid, task.vocab, task.classes.size(), s.batch_size),
@@ -323,27 +298,9 @@ void train_documents_run(json config, const std::string& out, const RunStart& st
               name.c_str(), model->num_parameters(), float32 ? "float32" : "float64",
               task.config.at("file").get<std::string>().c_str(), task.train.size(), task.valid.size(),
               task.test.size(), task.classes.size(), task.vocab.size(), static_cast<unsigned long long>(s.seed),
-              start.resumed ? (", resumed after epoch " + std::to_string(trainer.epochs_done()) + " (step " +
-                               std::to_string(trainer.step()) + ")").c_str()
-                            : "");
+              start.resumed ? resumed_text(trainer).c_str() : "");
   std::fflush(stdout);
-  const std::size_t per_epoch = (task.train.size() + s.batch_size - 1) / s.batch_size;
-  const std::size_t total_steps = s.epochs * per_epoch, first_epoch = trainer.epochs_done();
-  ProgressBar bar(total_steps, trainer.step());
-  const auto started = std::chrono::steady_clock::now();
-  const auto seconds_since_start = [&started] {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  };
-  trainer.on_step = [&](const models::EpochProgress& p) { bar.update(p.step, p.loss, p.epoch_accuracy); };
-  trainer.on_epoch = [&](const models::EpochReport& r) {
-    bar.finish();
-    // The time so far and left: each epoch to come takes the mean epoch so far, its validation included.
-    const double so_far = seconds_since_start();
-    std::printf("  epoch %zu/%zu: loss %.3f, validation accuracy %.1f%%%s  [%s, left %s]\n", r.epoch, s.epochs, r.loss,
-                100 * r.validation, r.best ? " (best so far)" : "", ProgressBar::format_duration(so_far).c_str(),
-                ProgressBar::format_duration(so_far / double(r.epoch - first_epoch) * double(s.epochs - r.epoch)).c_str());
-    std::fflush(stdout);
-  };
+  const std::size_t first_epoch = trainer.epochs_done();
   const auto write_plots = [&] {
     std::vector<double> epoch_axis;
     for (std::size_t e = 1; e <= trainer.epochs_done(); ++e) epoch_axis.push_back(double(e));
@@ -367,15 +324,17 @@ void train_documents_run(json config, const std::string& out, const RunStart& st
     return "eval, classify and heatmap read the weights of epoch " + std::to_string(trainer.best_epoch()) +
            ", the best on validation (" + accuracy + ") so far";
   };
-  try {
-    train_epochs_in_run(trainer, out, run_config, task.vocab, data::Vocab(), total_steps, kept);
-  } catch (const Stopped&) {
-    bar.finish();
-    if (trainer.epochs_done()) write_plots();
-    throw;
-  }
-  catcher.reset();  // the test evaluation that follows is not training: Ctrl-C stops it at once
-  const double seconds = seconds_since_start();
+  EpochRunView view;
+  view.validation = [](const models::EpochReport& r) {
+    char text[64];
+    std::snprintf(text, sizeof text, "validation accuracy %.1f%%%s", 100 * r.validation, r.best ? " (best so far)" : "");
+    return std::string(text);
+  };
+  view.step_accuracy = true;
+  view.write_plots = write_plots;
+  view.kept = kept;
+  const double seconds = run_epochs(trainer, out, run_config, task.vocab, data::Vocab(), task.train.size(), s.batch_size,
+                                    catcher, view);
   trainer.restore_best();
   std::printf("training time: %zu epochs in %.1f s (with the validation after each); kept epoch %zu (validation "
               "accuracy %.1f%%)\n", s.epochs - first_epoch, seconds, trainer.best_epoch(), 100 * trainer.best_score());

@@ -1,6 +1,7 @@
 #include "grid.hpp"
 
 #include "commands.hpp"
+#include "output.hpp"
 #include "parse.hpp"
 #include "progress.hpp"
 #include "run_config.hpp"
@@ -48,11 +49,7 @@ void train_grid_run(json config, const std::string& out, const RunStart& start) 
   if (s.dtype == "float32") model->to(Dtype::Float32);
   models::CaptionLossOptions loss;
   loss.doubly_stochastic = s.doubly_stochastic;
-  models::EpochTrainerOptions options;
-  options.steps = s.steps;
-  options.lr = s.lr;
-  options.clip_norm = s.clip_norm;
-  options.seed = s.seed;
+  models::EpochTrainerOptions options = epoch_trainer_options(s);
   options.checkpoint_every = s.checkpoint_every;
   models::EpochTrainer trainer(*model, models::grid_family(*model, split.train, vocab, s.batch_size, loss), options);
 
@@ -89,7 +86,7 @@ void train_grid_run(json config, const std::string& out, const RunStart& start) 
               100 * e.overall.exact_match(), 100 * e.decoded_alignment.hit_rate(), out.c_str());
 }
 
-void eval_grid(Run& run) {
+void eval_grid(Run& run, const std::string& predictions_file, bool overwrite, const std::string& dir) {
   const json& task = run.config.at("task");
   const std::string where = run.config_file + ": task";
   const data::GridWorld world(world_options(task, where));
@@ -99,6 +96,21 @@ void eval_grid(Run& run) {
               100 * e.overall.exact_match(), 100 * e.overall.token_accuracy(), e.loss);
   std::printf("attention peak on the cell the word describes: %.1f%% (teacher forced), %.1f%% (greedy captions)\n",
               100 * e.alignment.hit_rate(), 100 * e.decoded_alignment.hit_rate());
+  if (predictions_file.empty()) return;
+  // Each held-out grid's gold caption and the greedy one, decoded as evaluate_grid_captioner decodes them
+  // (at most the longest gold caption + 5 words).
+  std::size_t longest = 0;
+  for (const data::GridExample& g : split.test) longest = std::max(longest, g.caption.size());
+  models::DecodeOptions options;
+  options.max_len = longest + 5;
+  std::string text;
+  for (const data::GridExample& g : split.test) {
+    const models::Hypothesis h =
+        models::greedy_caption(*run.captioner, one_grid(g.features, run.captioner->dtype()), options).front();
+    text += data::join(g.caption, " ") + "\t" + data::join(run.tgt_vocab.decode(h.tokens), " ") + "\n";
+  }
+  write_output(Output{"--predictions", predictions_file, overwrite}, text, {}, {dir});
+  std::printf("wrote %s\n", predictions_file.c_str());
 }
 
 GridCaption caption_scene(Run& run, const std::string& scene) {

@@ -31,8 +31,9 @@ namespace attn::cli {
 struct RunStart;
 void train_grid_run(nlohmann::json config, const std::string& out, const RunStart& start);
 
-// Prints the evaluation of a grid checkpoint on its task's held-out grids.
-void eval_grid(Run& run);
+// Prints the evaluation of a grid checkpoint on its task's held-out grids; with `predictions_file`, also
+// writes each held-out grid's gold caption<TAB>greedy caption to it.
+void eval_grid(Run& run, const std::string& predictions_file = "", bool overwrite = false, const std::string& dir = "");
 
 struct GridCaption {
   std::string text;                // "red square top left"

@@ -1,6 +1,7 @@
 // `attn eval`, `translate`, `heatmap` and `graph`: using a trained checkpoint.
 #include "commands.hpp"
 #include "documents.hpp"
+#include "language_model.hpp"
 #include "speech.hpp"
 #include "explore_page.hpp"
 #include "output.hpp"
@@ -209,12 +210,18 @@ void add_eval_command(CLI::App& app) {
     Run run = load_run(*dir);
     if (run.is_grid()) {
       if (o->beam > 1) throw ValueError("eval: the grid captioner decodes greedily only (no --beam)");
-      return eval_grid(run);
+      return eval_grid(run, o->predictions, o->overwrite, *dir);
     }
     if (run.is_classifier()) {
       if (o->beam > 1 || o->alpha > 0)
         throw ValueError("eval: a document classifier does not decode (no --beam, no --length-penalty)");
       return eval_documents(run, o->predictions, o->overwrite, *dir);
+    }
+    if (run.is_language_model()) {
+      if (o->beam > 1 || o->alpha > 0)
+        throw ValueError("eval: a language model is scored by its perplexity; it does not decode (no --beam, no "
+                         "--length-penalty)");
+      return eval_language_model(run, o->predictions, o->overwrite, *dir);
     }
     if (run.is_speller()) {
       if (o->alpha > 0) throw ValueError("eval: --length-penalty does not apply to las (give --beam only)");
@@ -313,6 +320,7 @@ void add_translate_command(CLI::App& app) {
       throw ValueError("--voice: expected LANGUAGE or LANGUAGE+VARIANT, e.g. en-us+f2, got an empty value (leave "
                        "--voice out for the default)");
     Run run = load_run(o->dir);
+    refuse_language_model(run, "translate", o->dir);
     if (cmd->count("--voice") && !run.is_speller())
       throw ValueError("translate: --voice is for a run of las (speech); " + o->dir + " holds " + run.model_name());
     if (run.is_speller()) {  // each text spoken by espeak-ng, then transcribed
@@ -479,6 +487,7 @@ void add_heatmap_command(CLI::App& app) {
     if (want_svg) check_extension(out, {".svg"}, "an SVG picture");
     if (want_html) check_extension(html, {".html", ".htm"}, "an HTML page");
     Run run = load_run(o->dir);
+    refuse_language_model(run, "heatmap", o->dir);
     o->choice.has_layer = cmd->count("--layer") > 0;
     o->choice.has_head = cmd->count("--head") > 0;
     const bool by_layer = o->choice.has_layer || o->choice.has_head || cmd->count("--attention") > 0;
@@ -588,6 +597,7 @@ void add_classify_command(CLI::App& app) {
       ->required();
   cmd->callback([o] {
     Run run = load_run(o->dir);
+    refuse_language_model(run, "classify", o->dir);
     if (!run.is_classifier())
       throw ValueError("classify: " + o->dir + " holds a " + run.model_name() +
                        " model, not a document classifier; decode sentences with attn translate");

@@ -5,6 +5,7 @@
 // checkpoint, unknown tokens, a malformed corpus...), 2 for a bad command line.
 // Either way the error is ONE line on standard error, starting "attn: error:".
 #include "commands.hpp"
+#include "language_model.hpp"
 
 #include "../core/backend/memory.hpp"
 
@@ -107,6 +108,8 @@ int main(int argc, char** argv) {
   attn::cli::add_translate_command(app);
   attn::cli::add_heatmap_command(app);
   attn::cli::add_classify_command(app);
+  attn::cli::add_generate_command(app);
+  attn::cli::add_score_command(app);
   attn::cli::add_graph_command(app);
   attn::cli::add_corpus_command(app);
   attn::cli::add_bpe_command(app);

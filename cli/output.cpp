@@ -377,4 +377,26 @@ void remember_run_corpora(const std::string& run, const nlohmann::json& config) 
   }
 }
 
+// The first control character of `text` (ESC, TAB, a newline, NUL...) named as a reader knows it, or "".
+std::string control_character(const std::string& text) {
+  for (char c : text) {
+    const unsigned char u = static_cast<unsigned char>(c);
+    if (u >= 0x20 && u != 0x7f) continue;
+    switch (u) {
+      case 0x00: return "NUL (\\u0000)";
+      case 0x09: return "a TAB";
+      case 0x0a: return "a newline";
+      case 0x0d: return "a carriage return";
+      case 0x1b: return "ESC (\\u001b, a terminal escape)";
+      default: {
+        char code[8];
+        std::snprintf(code, sizeof code, "0x%02x", u);
+        return std::string("the control character ") + code;
+      }
+    }
+  }
+  return "";
+}
+
+
 }  // namespace attn::cli

@@ -9,7 +9,8 @@ namespace attn::cli {
 
 bool trains_in_epochs(const std::string& model) {
   const models::TrainableModel* m = models::find_trainable_model(model);
-  return m && (m->family == models::ModelFamily::Speech || m->family == models::ModelFamily::Documents);
+  return m && (m->family == models::ModelFamily::Speech || m->family == models::ModelFamily::Documents ||
+               m->family == models::ModelFamily::LanguageModel);
 }
 
 TrainSettings read_train_settings(const nlohmann::json& config, const std::string& where) {
@@ -49,6 +50,16 @@ TrainSettings read_train_settings(const nlohmann::json& config, const std::strin
   s.warmup = train.count_or("warmup", 0, 0, kMaxSteps);
   if (train.has("copy_objective")) s.copy_objective = train.one_of("copy_objective", {"extended"});
   return s;
+}
+
+models::EpochTrainerOptions epoch_trainer_options(const TrainSettings& s) {
+  models::EpochTrainerOptions o;
+  o.epochs = s.epochs;
+  o.steps = s.epochs ? 0 : s.steps;
+  o.lr = s.lr;
+  o.clip_norm = s.clip_norm;
+  o.seed = s.seed;
+  return o;
 }
 
 }  // namespace attn::cli

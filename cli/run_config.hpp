@@ -5,12 +5,15 @@
 //    "train": {"steps": 2000, "batch_size": 64, "lr": 0.003, "clip_norm": 1.0, "label_smoothing": 0.0,
 //              "eval_every": 500, "checkpoint_every": 500, "warmup": 400,    (warmup: only when set)
 //              "copy_objective": "extended"}}   (a copying model's: log p over each batch's extended vocabulary)
-// A document classifier (cli/documents.hpp) and Listen, Attend and Spell (cli/speech.hpp) train in epochs:
+// A document classifier (cli/documents.hpp), Listen, Attend and Spell (cli/speech.hpp) and a language model
+// (cli/language_model.hpp) train in epochs:
 //    "train": {"epochs": 12, "batch_size": 32, "lr": 0.002, "clip_norm": 5.0}
 // A las, document classifier or grid run stopped by Ctrl-C before those runs resumed (they kept no trainer
 // state) recorded the step it reached: "stopped_at_step": 130. Such a config still loads (eval, translate,
 // classify); a run stopped now commits a resumable checkpoint instead and records no stop.
 #pragma once
+
+#include "../train/epoch_trainer.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -32,11 +35,14 @@ struct TrainSettings {
   std::string copy_objective;
 };
 
-// The models whose runs count epochs, not steps (the registry's speech and documents families: las, han,
-// flat-attention, bag-of-words).
+// The models whose runs count epochs, not steps (the registry's speech, documents and language model
+// families: las, han, flat-attention, bag-of-words, pointer-sentinel, transformer-lm).
 bool trains_in_epochs(const std::string& model);
 
 // `where` names the file in errors: "runs/a/checkpoint/config.json".
 TrainSettings read_train_settings(const nlohmann::json& config, const std::string& where);
+
+// The settings models::EpochTrainer takes from them: epochs (or steps, when epochs is 0), lr, clip_norm, seed.
+models::EpochTrainerOptions epoch_trainer_options(const TrainSettings& s);
 
 }  // namespace attn::cli

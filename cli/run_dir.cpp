@@ -1,5 +1,7 @@
 #include "run_dir.hpp"
 
+#include "language_model.hpp"
+
 #include "output.hpp"
 
 #include "bpe.hpp"
@@ -129,8 +131,10 @@ std::pair<double, std::string> weight_bytes(const nlohmann::json& model, std::si
   std::pair<double, std::string> bound = {dims.back().first * dims.front().first * 8, dims.back().second};
   const double per_layer = 4 * d_model * d_model * 8;  // a layer's attention projections alone
   if (layers * per_layer > bound.first) {
+    // A layer's cost grows with d_model squared: blame it, unless the layers outnumber its width.
     const char* key = model.value("num_encoder_layers", 0) >= model.value("num_decoder_layers", 0) ? "num_encoder_layers"
                                                                                                      : "num_decoder_layers";
+    if (d_model >= double(model.value(key, 0))) key = "d_model";
     bound = {layers * per_layer, std::string(key) + "=" + std::to_string(model.value(key, 0))};
   }
   return bound;
@@ -169,14 +173,6 @@ std::string allocation_message(const nlohmann::json& model, const std::pair<doub
 constexpr std::size_t kMaxParameters = 50'000'000;
 constexpr std::uint64_t kMaxSetting = 65'536;  // any one size (a dimension, a kernel, a number of layers)
 
-std::string with_commas(std::size_t n) {  // 102412345 -> "102,412,345"
-  std::string digits = std::to_string(n), out;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return out;
-}
 
 void check_parameter_count(nn::Module& built, const nlohmann::json& model, const std::string& prefix) {
   std::size_t count = 0;
@@ -190,6 +186,15 @@ void check_parameter_count(nn::Module& built, const nlohmann::json& model, const
 }
 
 }  // namespace
+
+std::string with_commas(std::size_t n) {
+  std::string digits = std::to_string(n), out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
 
 std::string file_fnv1a64(const std::string& path, const std::string& shown) {
   return hex(fingerprint(path, shown.empty() ? path : shown).hash);
@@ -206,8 +211,13 @@ nlohmann::json read_json(const std::string& path, const std::string& shown_name)
   }
 }
 
-std::unique_ptr<models::Seq2Seq> build_model(const nlohmann::json& model, std::size_t src_vocab, std::size_t tgt_vocab,
-                                             const std::string& where) {
+nn::Module& module_of(models::Seq2Seq& m) { return m; }
+nn::Module& module_of(models::LanguageModel& m) { return m.module(); }
+
+// make() built with every check of build_model around it.
+template <class Make>
+auto build_checked(const nlohmann::json& model, std::size_t src_vocab, std::size_t tgt_vocab, const std::string& where,
+                   Make make) -> decltype(make()) {
   const std::string prefix = where.empty() ? "" : where + ": ";
   const auto need = weight_bytes(model.is_object() ? model : nlohmann::json::object(), src_vocab, tgt_vocab);
   const double memory = double(::sysconf(_SC_PHYS_PAGES)) * double(::sysconf(_SC_PAGE_SIZE));
@@ -227,10 +237,8 @@ std::unique_ptr<models::Seq2Seq> build_model(const nlohmann::json& model, std::s
                        item.key() + "=N)");
     }
   try {
-    std::unique_ptr<models::Seq2Seq> built = model.is_object() && model.value("model", "") == "multi-source"
-                                                 ? make_multi_source_model(model, src_vocab, tgt_vocab)  // chapter 17
-                                                 : models::make_model(model, src_vocab, tgt_vocab);
-    check_parameter_count(*built, model, "");  // the catch below prefixes `where`
+    auto built = make();
+    check_parameter_count(module_of(*built), model, "");  // the catch below prefixes `where`
     return built;
   } catch (const std::bad_alloc&) {
     throw ValueError(prefix + allocation_message(model, need));
@@ -251,6 +259,20 @@ std::unique_ptr<models::Seq2Seq> build_model(const nlohmann::json& model, std::s
     }
     throw ValueError(prefix + message);
   }
+}
+
+std::unique_ptr<models::Seq2Seq> build_model(const nlohmann::json& model, std::size_t src_vocab, std::size_t tgt_vocab,
+                                             const std::string& where) {
+  return build_checked(model, src_vocab, tgt_vocab, where, [&]() -> std::unique_ptr<models::Seq2Seq> {
+    if (model.is_object() && model.value("model", "") == "multi-source")
+      return make_multi_source_model(model, src_vocab, tgt_vocab);  // chapter 17
+    return models::make_model(model, src_vocab, tgt_vocab);
+  });
+}
+
+std::unique_ptr<models::LanguageModel> build_language_model(const nlohmann::json& model, std::size_t vocab,
+                                                            const std::string& where) {
+  return build_checked(model, vocab, vocab, where, [&] { return models::make_language_model(model, vocab); });
 }
 
 // ---- reading a checkpoint ----
@@ -446,6 +468,12 @@ Run load_run_once(const std::string& dir) {
     } catch (const std::bad_alloc&) {
       throw ValueError(where + ": the model's sizes need more memory than this machine has");
     }
+  } else if (models::is_language_model(run.model_name())) {
+    if (run.tgt_vocab.size() != data::Vocab().size())
+      throw IOError(unit.name("vocab.json") + ": a language model's \"tgt\" holds the special tokens only (its tokens "
+                    "are \"src\")");
+    check_text_unit(run.config, where);
+    run.language_model = build_language_model(run.config.at("model"), run.src_vocab.size(), where);
   } else if (is_document_model(run.model_name())) {
     try {
       run.classes = document_classes(run.config.at("task"), where + ": task");

@@ -15,7 +15,8 @@
 // not a Seq2Seq, so a Run holds it apart (cli/grid.hpp). Neither is a document classifier
 // (chapter 18, cli/documents.hpp): its "src" vocabulary holds the words, "tgt" is empty, and
 // its class names are in config.json's task. Nor is Listen, Attend and Spell (chapter 16,
-// cli/speech.hpp): it hears audio, so "src" is empty and "tgt" holds its characters.
+// cli/speech.hpp): it hears audio, so "src" is empty and "tgt" holds its characters. A language model
+// (cli/language_model.hpp) reads and writes the same tokens: "src" holds them, "tgt" the special tokens only.
 #pragma once
 
 #include "../attn.hpp"
@@ -54,12 +55,15 @@ struct Run {
   std::vector<std::string> classes;                        // its class names (config.json's task.classes)
   bool is_grid() const { return captioner != nullptr; }
   std::unique_ptr<models::ListenAttendSpell> speller;      // only for Listen, Attend and Spell (cli/speech.hpp)
+  std::unique_ptr<models::LanguageModel> language_model;   // only for a language model (cli/language_model.hpp)
   bool is_classifier() const { return classifier != nullptr; }
   bool is_speller() const { return speller != nullptr; }
+  bool is_language_model() const { return language_model != nullptr; }
   nn::Module& module() {
     if (captioner) return *captioner;
     if (classifier) return *classifier;
     if (speller) return *speller;
+    if (language_model) return language_model->module();
     return *model;
   }
   std::string model_name() const;                     // config.model.model: "bahdanau", "grid", ...
@@ -130,8 +134,14 @@ nlohmann::json read_json(const std::string& path, const std::string& shown = "")
 // path) if the file cannot be read.
 std::string file_fnv1a64(const std::string& path, const std::string& shown = "");
 
+// A count as messages write it: 102412345 -> "102,412,345".
+std::string with_commas(std::size_t n);
+
 // Builds the model a config describes; out of memory is an error naming the largest size.
 std::unique_ptr<models::Seq2Seq> build_model(const nlohmann::json& model, std::size_t src_vocab, std::size_t tgt_vocab,
                                              const std::string& where);
+// The same checks around a language model (models/language_model.hpp) over `vocab` tokens.
+std::unique_ptr<models::LanguageModel> build_language_model(const nlohmann::json& model, std::size_t vocab,
+                                                            const std::string& where);
 
 }  // namespace attn::cli

@@ -177,11 +177,7 @@ void train_speech_run(json config, const std::string& out, const RunStart& start
     throw ValueError("--set: the model's sizes need more memory than this machine has");
   }
   if (s.dtype == "float32") model->to(Dtype::Float32);
-  models::EpochTrainerOptions options;
-  options.epochs = s.epochs;
-  options.lr = s.lr;
-  options.clip_norm = s.clip_norm;
-  options.seed = s.seed;
+  models::EpochTrainerOptions options = epoch_trainer_options(s);
   models::EpochTrainer trainer(*model, models::speech_family(*model, split.train, split.valid, vocab, s.batch_size),
                                options);
   const std::unique_ptr<RunLock> lock = begin_epoch_run(trainer, start, out, vocab_json_text(data::Vocab(), vocab));
@@ -193,17 +189,9 @@ void train_speech_run(json config, const std::string& out, const RunStart& start
               "spoken by %zu voices never heard in training), spoken in %.1f s, seed %llu%s\n",
               model->num_parameters(), s.dtype.c_str(), split.train.size(), split.valid.size(), split.test.size(),
               data::held_out_variants().size(), speaking, static_cast<unsigned long long>(s.seed),
-              start.resumed ? (", resumed after epoch " + std::to_string(trainer.epochs_done()) + " (step " +
-                               std::to_string(trainer.step()) + ")").c_str()
-                            : "");
+              start.resumed ? resumed_text(trainer).c_str() : "");
   std::fflush(stdout);
-  const std::size_t per_epoch = (split.train.size() + s.batch_size - 1) / s.batch_size;
-  const std::size_t total_steps = s.epochs * per_epoch, first_epoch = trainer.epochs_done();
-  ProgressBar bar(total_steps, trainer.step());
-  const auto started = std::chrono::steady_clock::now();
-  const auto seconds_since_start = [&started] {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  };
+  const std::size_t first_epoch = trainer.epochs_done();
   const auto write_plot = [&] {
     std::vector<double> epoch_axis;
     for (std::size_t e = 1; e <= trainer.epochs_done(); ++e) epoch_axis.push_back(double(e));
@@ -216,25 +204,15 @@ void train_speech_run(json config, const std::string& out, const RunStart& start
                    viz::line_plot_svg({{"training loss (nats per character)", epoch_axis, trainer.epoch_losses()},
                                        {"validation CER (greedy)", epoch_axis, trainer.epoch_validation()}}, plot));
   };
-  trainer.on_step = [&](const models::EpochProgress& p) { bar.update(p.step, p.loss, std::nan("")); };
-  trainer.on_epoch = [&](const models::EpochReport& r) {
-    bar.finish();
-    // The time so far and left: each epoch to come takes the mean epoch so far, its validation included.
-    const double so_far = seconds_since_start();
-    std::printf("  epoch %zu/%zu: loss %.3f, validation CER %.1f%% (greedy)  [%s, left %s]\n", r.epoch, s.epochs,
-                r.loss, 100 * r.validation, ProgressBar::format_duration(so_far).c_str(),
-                ProgressBar::format_duration(so_far / double(r.epoch - first_epoch) * double(s.epochs - r.epoch)).c_str());
-    std::fflush(stdout);
+  EpochRunView view;
+  view.validation = [](const models::EpochReport& r) {
+    char text[64];
+    std::snprintf(text, sizeof text, "validation CER %.1f%% (greedy)", 100 * r.validation);
+    return std::string(text);
   };
-  try {
-    train_epochs_in_run(trainer, out, config, data::Vocab(), vocab, total_steps);
-  } catch (const Stopped&) {
-    bar.finish();
-    if (trainer.epochs_done()) write_plot();
-    throw;
-  }
-  catcher.reset();  // the test evaluation that follows is not training: Ctrl-C stops it at once
-  const double seconds = seconds_since_start();
+  view.write_plots = write_plot;
+  const double seconds = run_epochs(trainer, out, config, data::Vocab(), vocab, split.train.size(), s.batch_size, catcher,
+                                    view);
   std::printf("training time: %zu epochs in %.1f s (with the validation after each)\n", s.epochs - first_epoch, seconds);
   const std::vector<std::string> hyp =
       models::transcribe_speech(*model, split.test, vocab, 1, models::speech_decode_length(split.test));

@@ -3,6 +3,7 @@
 // Every input (flags, config, corpus, checkpoint) is checked and the whole run is
 // built before the first byte is written.
 #include "commands.hpp"
+#include "language_model.hpp"
 #include "documents.hpp"
 #include "multi_source.hpp"
 #include "run_config.hpp"
@@ -239,6 +240,46 @@ void train_epochs_in_run(models::EpochTrainer& trainer, const std::string& out, 
                     std::to_string(trainer.step()) + (more.empty() ? "" : "; " + more) + ". Resume it with:\n  " +
                     shell_word(program_name) + " train --resume " + shell_word(out),
                 130};
+}
+
+std::string resumed_text(const models::EpochTrainer& trainer) {
+  const std::string step = std::to_string(trainer.step());
+  if (const std::size_t batch = trainer.epoch_position())
+    return ", resumed at step " + step + ", in epoch " + std::to_string(trainer.epochs_done() + 1) + " (after batch " +
+           std::to_string(batch) + " of " + std::to_string(trainer.epoch_size()) + ")";
+  return ", resumed after epoch " + std::to_string(trainer.epochs_done()) + " (step " + step + ")";
+}
+
+double run_epochs(models::EpochTrainer& trainer, const std::string& out, const nlohmann::json& config,
+                  const data::Vocab& src_vocab, const data::Vocab& tgt_vocab, std::size_t examples,
+                  std::size_t batch_size, std::optional<SigintCatcher>& catcher, const EpochRunView& view) {
+  const std::size_t epochs = trainer.options().epochs, per_epoch = (examples + batch_size - 1) / batch_size;
+  const std::size_t total_steps = epochs * per_epoch, first_epoch = trainer.epochs_done();
+  ProgressBar bar(total_steps, trainer.step());
+  const auto started = std::chrono::steady_clock::now();
+  const auto seconds_since_start = [&started] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  };
+  trainer.on_step = [&](const models::EpochProgress& p) {
+    bar.update(p.step, p.loss, view.step_accuracy ? p.epoch_accuracy : std::nan(""));
+  };
+  trainer.on_epoch = [&](const models::EpochReport& r) {
+    bar.finish();
+    const double so_far = seconds_since_start();
+    std::printf("  epoch %zu/%zu: loss %.3f, %s  [%s, left %s]\n", r.epoch, epochs, r.loss, view.validation(r).c_str(),
+                ProgressBar::format_duration(so_far).c_str(),
+                ProgressBar::format_duration(so_far / double(r.epoch - first_epoch) * double(epochs - r.epoch)).c_str());
+    std::fflush(stdout);
+  };
+  try {
+    train_epochs_in_run(trainer, out, config, src_vocab, tgt_vocab, total_steps, view.kept);
+  } catch (const Stopped&) {
+    bar.finish();
+    if (trainer.epochs_done() && view.write_plots) view.write_plots();
+    throw;
+  }
+  catcher.reset();  // the test evaluation that follows is not training: Ctrl-C stops it at once
+  return seconds_since_start();
 }
 
 TrainResult train_run(nlohmann::json config, const std::string& out, TrainMode mode, std::uint64_t new_steps,
@@ -528,7 +569,8 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--task", o->task,
                   task_list_help() + " (speech: spoken digits, made with espeak-ng; FILE.tsv: source<TAB>target lines, "
                   "or 'english ||| german<TAB>french' for multi-source; FILE.jsonl: labelled documents, "
-                  "data/documents.hpp, e.g. the pinned manpages.jsonl)")
+                  "data/documents.hpp, e.g. the pinned manpages.jsonl; FILE.txt: UTF-8 text for a language model, a "
+                  "line a sentence)")
       ->capture_default_str();
   add_count(cmd, "--steps", o->steps, 1, kMaxSteps,
             "optimizer steps in all (with --resume: the new total; not for the models that train in --epochs)");
@@ -549,7 +591,8 @@ void add_train_command(CLI::App& app) {
       ->default_str("");  // 0 stands for "not given": the task's own default applies
   add_count(cmd, "--max-length", o->max_length, 1, 10000,
             "longest source (copy/reverse/sort; default 15); FILE.tsv: pairs with a side longer than this are "
-            "dropped, and train says how many (default 12)")
+            "dropped, and train says how many (default 12); FILE.txt: the predictions in a chunk (default 64 words, "
+            "32 characters)")
       ->default_str("");
   add_count(cmd, "--n-train", o->n_train, 1, kMaxExamples,
             "training examples to generate (not for FILE.tsv or FILE.jsonl; speech: utterances to speak, at most "
@@ -562,18 +605,22 @@ void add_train_command(CLI::App& app) {
   cmd->add_flag("--char-level", o->char_level, "FILE.tsv: one token per character instead of per word");
   add_real(cmd, "--valid-fraction", o->valid_fraction, {0.0, 1.0, true, true},
            "FILE.tsv: the share of pairs held out for evaluation (default 0.05); FILE.jsonl: the share of the "
-           "training documents that chooses the epoch (default 0.125; a fifth of each class is the test)");
+           "training documents that chooses the epoch (default 0.125; a fifth of each class is the test); FILE.txt: "
+           "the share of lines before the last tenth (the test) that chooses the epoch (default 0.1)");
   cmd->add_option("--test-file", o->test_file, "FILE.tsv: held-out pairs from this file instead (all of FILE trains)");
   add_count(cmd, "--min-freq", o->min_freq, 1, kMaxExamples,
-            "words seen fewer times in training read as <unk> (default: 1 for FILE.tsv, 2 for FILE.jsonl)");
+            "words seen fewer times in training read as <unk> (default: 1 for FILE.tsv and FILE.txt, 2 for FILE.jsonl)")
+      ->default_str("");  // the default depends on the task: the help says which
   add_count(cmd, "--max-vocab", o->max_vocab, 0, 100000,
-            "FILE.tsv: keep the most frequent words per side only (default 0: all)");
+            "FILE.tsv: keep the most frequent words per side only; FILE.txt: the most frequent tokens (default 0: all)");
   add_count(cmd, "--bpe", o->bpe, 1, kMaxMerges,
             "FILE.tsv: learn N joint byte-pair merges from the training split and train on subwords "
             "(--max-length, --min-freq and --max-vocab then count subwords; kept by --resume)");
   add_count(cmd, "--epochs", o->epochs, 1, kMaxSteps,
-            "FILE.jsonl and speech: passes over the training set (default 12; FILE.jsonl keeps the epoch with the "
-            "best validation accuracy; with --resume: the new total)");
+            "FILE.jsonl, speech and FILE.txt: passes over the training set (default 12, FILE.txt 10; FILE.jsonl keeps "
+            "the epoch with the best validation accuracy, FILE.txt the lowest validation perplexity; with --resume: "
+            "the new total)")
+      ->default_str("");
   add_count(cmd, "--max-sentences", o->max_sentences, 0, 100000,
             "FILE.jsonl: read the first N sentences of each document (0: all; default 20)");
   add_count(cmd, "--max-words", o->max_words, 0, 100000,
@@ -613,6 +660,8 @@ void add_train_command(CLI::App& app) {
       if (entry && entry->family == models::ModelFamily::Documents) return train_documents_run({}, o->resume, start);
       if (entry && entry->family == models::ModelFamily::Speech) return train_speech_run({}, o->resume, start);
       if (entry && entry->family == models::ModelFamily::Grid) return train_grid_run({}, o->resume, start);
+      if (entry && entry->family == models::ModelFamily::LanguageModel)
+        return train_language_model_run({}, o->resume, start);
       const TrainResult r = train_run({}, o->resume, TrainMode::Resume, total, run);
       std::printf("exact match on the test set: %.1f%%, BLEU %.2f\n", 100 * r.scores.overall.exact_match(),
                   r.scores.overall.bleu_percent());
@@ -662,6 +711,36 @@ void add_train_command(CLI::App& app) {
       // The chapter's settings unless given: Adam 2e-3, 32 documents a batch, clipping at 5.
       return train_documents_run(epoch_config(model, task, 2e-3, 5.0), o->out, start);
     }
+    if (models::is_language_model(o->model) || is_text_task_file(o->task)) {  // chapters 15 and 20 (cli/language_model.hpp)
+      if (!models::is_language_model(o->model) || !is_text_task_file(o->task))
+        throw ValueError(models::is_language_model(o->model)
+                             ? "--model " + o->model + " is a language model: give it a FILE.txt of UTF-8 text with --task"
+                             : "--task " + o->task + " is a text to model: train " + models::models_for_task(o->task) +
+                                   " on it (--model)");
+      for (const char* flag : {"--steps", "--warmup", "--label-smoothing", "--eval-every", "--checkpoint-every",
+                               "--min-length", "--n-train", "--skip-malformed", "--lowercase", "--no-lowercase",
+                               "--split-punctuation", "--no-split-punctuation", "--char-level", "--test-file", "--bpe",
+                               "--max-sentences", "--max-words"})
+        if (cmd->count(flag))
+          throw ValueError(std::string("train: ") + flag + " does not apply to a language model (it trains in --epochs "
+                           "on a FILE.txt)");
+      nlohmann::json model = models::default_language_model_config(o->model);
+      for (const auto& setting : o->settings) apply_setting(model, setting);
+      nlohmann::json task = default_text_task_config(o->task, o->model);
+      if (cmd->count("--max-length")) {
+        if (o->max_length > 4096)
+          throw ValueError("--max-length " + std::to_string(o->max_length) + ": a chunk of a FILE.txt holds at most "
+                           "4096 predictions (a window of text, as the model reads it)");
+        task["length"] = o->max_length;
+      }
+      if (cmd->count("--valid-fraction")) task["valid_fraction"] = o->valid_fraction;
+      if (cmd->count("--min-freq")) task["min_freq"] = o->min_freq;
+      if (cmd->count("--max-vocab")) task["max_vocab"] = o->max_vocab;
+      // Chapter 20's settings unless given: Adam 2e-3, 32 chunks a batch, clipping at 1; 10 epochs.
+      nlohmann::json config = epoch_config(model, task, 2e-3, 1.0);
+      if (!cmd->count("--epochs")) config["train"]["epochs"] = 10;
+      return train_language_model_run(config, o->out, start);
+    }
     if (o->model == "las" || o->task == "speech") {  // chapter 16 (cli/speech.hpp)
       if (o->model != "las" || o->task != "speech")
         throw ValueError(o->model == "las" ? "--model las transcribes speech: train it with --task speech"
@@ -683,7 +762,8 @@ void add_train_command(CLI::App& app) {
     for (const char* flag : {"--epochs", "--max-sentences", "--max-words"})
       if (cmd->count(flag))
         throw ValueError(std::string("train: ") + flag + " is for the models that train in epochs: a document "
-                         "classifier on a FILE.jsonl (--max-sentences, --max-words too) and las on speech");
+                         "classifier on a FILE.jsonl (--max-sentences, --max-words too), las on speech and a language "
+                         "model on a FILE.txt");
     if ((o->model == "grid") != (o->task == "grid"))
       throw ValueError(o->model == "grid" ? "--model grid (the captioner of chapter 4) trains on --task grid only"
                                           : "task 'grid' goes with --model grid (the captioner of chapter 4), not "

@@ -48,7 +48,7 @@ def notebook(lab_dir):
         "(the kernel redefines the functions of the cell it ran last). The untouched stub throws "
         "\"not implemented\" and passes nothing.\n\n"
         "From your editor instead: `tools/lab.sh %d` grades your copy `labs/work/%s.cpp`; `tools/lab.sh` lists "
-        "every lab as passing, failing or untouched. The worked solution is `labs/solutions/%s.hpp`: "
+        "every lab with its state (untouched, k of M, passed) and the next one to do. The worked solution is `labs/solutions/%s.hpp`: "
         "read it when you are done, or stuck."
         % (number, number, name, name))
     setup = (

@@ -3,6 +3,7 @@
 #include "bahdanau.hpp"
 #include "conv_attention.hpp"
 #include "copynet.hpp"
+#include "language_model.hpp"
 #include "luong.hpp"
 #include "monotonic.hpp"
 #include "seq2seq_plain.hpp"
@@ -92,6 +93,41 @@ json bahdanau_fields(const json& in, BahdanauConfig& c) {
   return out;
 }
 
+json pointer_sentinel_fields(const json& in, PointerSentinelConfig& c) {
+  Fields f(in, "pointer-sentinel");
+  f.read("embed_dim", c.embed_dim);
+  f.read("hidden_dim", c.hidden_dim);
+  f.read("window", c.window);
+  f.read("pointer", c.pointer);
+  f.read("pointer_loss", c.pointer_loss);
+  f.check_unknown();
+  return {{"model", "pointer-sentinel"}, {"embed_dim", c.embed_dim}, {"hidden_dim", c.hidden_dim},
+          {"window", c.window}, {"pointer", c.pointer}, {"pointer_loss", c.pointer_loss}};
+}
+
+// Chapter 15's character model: a small Transformer, no dropout, room for windows of up to 1,024 characters.
+TransformerConfig chapter15_lm_config() {
+  TransformerConfig c;
+  c.d_model = 64;
+  c.nhead = 4;
+  c.num_encoder_layers = 1;
+  c.num_decoder_layers = 2;
+  c.dim_feedforward = 256;
+  c.dropout = 0.0;
+  c.max_len = 1024;
+  return c;
+}
+
+// The fields a language model's config may hold, read strictly.
+std::string language_model_name(const json& config) {
+  if (!config.is_object() || !config.contains("model") || !config.at("model").is_string())
+    throw ValueError("model config: expected {\"model\": NAME, ...}, got " + config.dump());
+  const std::string name = config.at("model").get<std::string>();
+  if (!is_language_model(name))
+    throw ValueError("unknown language model '" + name + "' (pointer-sentinel, transformer-lm)");
+  return name;
+}
+
 json monotonic_fields(const json& in, MonotonicConfig& c) {
   Fields f(in, "monotonic");
   f.read("embed_dim", c.embed_dim);
@@ -129,8 +165,8 @@ json luong_fields(const json& in, LuongConfig& c, const std::string& name) {
   return out;
 }
 
-json transformer_fields(const json& in, TransformerConfig& c) {
-  Fields f(in, "transformer");
+json transformer_fields(const json& in, TransformerConfig& c, const std::string& name = "transformer") {
+  Fields f(in, name);
   std::string activation = nn::activation_name(c.activation);
   f.read("d_model", c.d_model);
   f.read("nhead", c.nhead);
@@ -152,10 +188,10 @@ json transformer_fields(const json& in, TransformerConfig& c) {
   if (attention_position == "rotary") c.attention_position = nn::AttentionPosition::Rotary;
   else if (attention_position == "alibi") c.attention_position = nn::AttentionPosition::ALiBi;
   else if (attention_position != "none")
-    throw ValueError("model config of 'transformer': attention_position must be none, rotary or alibi, got '" +
+    throw ValueError("model config of '" + name + "': attention_position must be none, rotary or alibi, got '" +
                      attention_position + "'");
   c.activation = nn::activation_from_name(activation);
-  json out = {{"model", "transformer"},
+  json out = {{"model", name},
           {"d_model", c.d_model},
           {"nhead", c.nhead},
           {"num_encoder_layers", c.num_encoder_layers},
@@ -241,6 +277,7 @@ const std::vector<TrainableModel>& trainable_models() {
     m.push_back({"las", ModelFamily::Speech, {"speech"}});
     for (const char* name : {"han", "flat-attention", "bag-of-words"})
       m.push_back({name, ModelFamily::Documents, {"FILE.jsonl"}});
+    for (const std::string& name : language_model_names()) m.push_back({name, ModelFamily::LanguageModel, {"FILE.txt"}});
     return m;
   }();
   return models;
@@ -266,7 +303,7 @@ const std::vector<std::string>& task_names() {
 }
 
 std::string task_kind(const std::string& task) {
-  for (const std::string& ext : {std::string(".tsv"), std::string(".jsonl")})
+  for (const std::string& ext : {std::string(".tsv"), std::string(".jsonl"), std::string(".txt")})
     if (task.size() > ext.size() && task.compare(task.size() - ext.size(), ext.size(), ext) == 0) return "FILE" + ext;
   return task;
 }
@@ -368,6 +405,47 @@ std::unique_ptr<Seq2Seq> make_model(const nlohmann::json& config, std::size_t sr
   luong_fields(config, c, name);
   c.src_vocab = src_vocab, c.tgt_vocab = tgt_vocab;
   return std::make_unique<LuongSeq2Seq>(c);
+}
+
+const std::vector<std::string>& language_model_names() {
+  static const std::vector<std::string> names = {"pointer-sentinel", "transformer-lm"};
+  return names;
+}
+
+bool is_language_model(const std::string& name) {
+  const auto& n = language_model_names();
+  return std::find(n.begin(), n.end(), name) != n.end();
+}
+
+std::string language_model_unit(const std::string& name) {
+  (void)language_model_name({{"model", name}});
+  return name == "transformer-lm" ? "characters" : "words";
+}
+
+nlohmann::json default_language_model_config(const std::string& name) {
+  const json config = {{"model", name}};
+  if (language_model_name(config) == "pointer-sentinel") {
+    PointerSentinelConfig c;
+    c.window = 64;  // chapter 20's: the length of its chunks
+    return pointer_sentinel_fields(config, c);
+  }
+  TransformerConfig c = chapter15_lm_config();
+  return transformer_fields(config, c, name);
+}
+
+std::unique_ptr<LanguageModel> make_language_model(const nlohmann::json& config, std::size_t vocab) {
+  const std::string name = language_model_name(config);
+  if (name == "pointer-sentinel") {
+    PointerSentinelConfig c;
+    c.window = 64;
+    pointer_sentinel_fields(config, c);
+    c.vocab = vocab;
+    return std::make_unique<PointerSentinelLanguageModel>(c);
+  }
+  TransformerConfig c = chapter15_lm_config();
+  transformer_fields(config, c, name);
+  c.tgt_vocab = vocab;
+  return std::make_unique<TransformerLanguageModel>(c);
 }
 
 }  // namespace attn::models

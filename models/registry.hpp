@@ -16,6 +16,7 @@
 // and help text that lists models or tasks is made from it, so none can leave one out.
 #pragma once
 
+#include "language_model.hpp"
 #include "seq2seq.hpp"
 
 #include <nlohmann/json.hpp>
@@ -36,6 +37,7 @@ enum class ModelFamily {
   Grid,         // chapter 4's captioner of feature grids, in steps (train/grid_train.hpp)
   Speech,       // chapter 16's Listen, Attend and Spell, in epochs (train/speech_training.hpp)
   Documents,    // chapter 18's document classifiers, in epochs (train/document_training.hpp)
+  LanguageModel,  // chapters 15 and 20's language models of a text, in epochs (train/lm_training.hpp)
 };
 
 struct TrainableModel {
@@ -48,10 +50,11 @@ struct TrainableModel {
 const std::vector<TrainableModel>& trainable_models();
 // The entry of `name`, or nullptr.
 const TrainableModel* find_trainable_model(const std::string& name);
-// Every task `attn train --task` accepts, in order: copy, reverse, sort, dates, grid, speech, FILE.tsv, FILE.jsonl.
+// Every task `attn train --task` accepts, in order: copy, reverse, sort, dates, grid, speech, FILE.tsv, FILE.jsonl,
+// FILE.txt.
 const std::vector<std::string>& task_names();
 // The name a task goes by in task_names(): "FILE.tsv" for any path ending in .tsv, "FILE.jsonl" for .jsonl,
-// else the task itself.
+// "FILE.txt" for .txt, else the task itself.
 std::string task_kind(const std::string& task);
 // "seq2seq, bahdanau, ..., bag-of-words" and "copy, reverse, ..., FILE.jsonl": for messages.
 std::string model_list();
@@ -64,5 +67,20 @@ nlohmann::json default_model_config(const std::string& name);
 
 // The model described by `config` (fields left out take their defaults).
 std::unique_ptr<Seq2Seq> make_model(const nlohmann::json& config, std::size_t src_vocab, std::size_t tgt_vocab);
+
+// The language models (language_model.hpp): "pointer-sentinel" (chapter 20, words) and "transformer-lm"
+// (chapter 15, characters).
+const std::vector<std::string>& language_model_names();
+bool is_language_model(const std::string& name);
+// The unit of text each reads: "words" or "characters".
+std::string language_model_unit(const std::string& name);
+// {"model": name, ...every field with its default}: pointer-sentinel's embed_dim 64, hidden_dim 128, window 64
+// (chapter 20's chunk length), pointer and pointer_loss true; transformer-lm's are the fields of "transformer"
+// with chapter 15's sizes (d_model 64, 4 heads, 1 encoder and 2 decoder layers, dim_feedforward 256, dropout 0,
+// max_len 1024).
+nlohmann::json default_language_model_config(const std::string& name);
+// The model `config` describes over `vocab` tokens (fields left out take their defaults); a ValueError names
+// an unknown name or an unknown or mistyped field.
+std::unique_ptr<LanguageModel> make_language_model(const nlohmann::json& config, std::size_t vocab);
 
 }  // namespace attn::models

@@ -104,7 +104,9 @@ void EpochTrainer::end_epoch() {
   if (family_.validate) {
     r.validation = family_.validate();
     model_.train();
-    if (options_.keep_best && (best_epoch_ == 0 || r.validation > best_score_)) {
+    // A score that is not finite (a diverged run's perplexity) is never the best.
+    const bool better = options_.lower_is_better ? r.validation < best_score_ : r.validation > best_score_;
+    if (options_.keep_best && std::isfinite(r.validation) && (best_epoch_ == 0 || better)) {
       best_score_ = r.validation;
       best_epoch_ = r.epoch;
       best_.clear();

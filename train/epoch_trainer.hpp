@@ -65,7 +65,8 @@ struct EpochFamily {
   std::function<std::size_t(Generator& order)> draw_epoch;
   // The loss of batch i (0-based) of the epoch drawn last; the model is in training mode.
   std::function<EpochStep(std::size_t i)> step;
-  // Optional: the model's score on held-out data after each epoch (higher is better for keep_best).
+  // Optional: the model's score on held-out data after each epoch (for keep_best: the highest, or the
+  // lowest with options.lower_is_better).
   // The loop puts the model back in training mode afterwards.
   std::function<double()> validate;
   // Optional: state of the family's own that a resumed run needs (e.g. a running baseline), as named
@@ -80,7 +81,8 @@ struct EpochTrainerOptions {
   double lr = 1e-3;             // Adam's
   double clip_norm = 1.0;       // max joint gradient norm; 0 turns clipping off
   std::uint64_t seed = 0;       // the order of the batches
-  bool keep_best = false;       // keep the weights of the epoch with the best (highest) validation score
+  bool keep_best = false;       // keep the weights of the epoch with the best validation score
+  bool lower_is_better = false; // the best score is the lowest (a perplexity), not the highest (an accuracy)
   std::size_t checkpoint_every = 0;  // steps between checkpoints (0: none on the way); epochs: also after each
 };
 

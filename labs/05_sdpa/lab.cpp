@@ -6,6 +6,7 @@ using attn::Mask;
 using attn::Tensor;
 
 // ---- your code ----
+// A Mask is an xtensor array of bool (xt::xarray<bool>): Mask m = Mask::from_shape({T, T}); m(i, j) = true;
 // [T, T]: true where key j is in query i's future (j > i).
 Mask causal_mask(std::size_t T) {
   lab::not_implemented("causal_mask");

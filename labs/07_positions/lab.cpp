@@ -6,6 +6,7 @@ using attn::Tensor;
 
 // ---- your code ----
 // [T, d_model]: PE(pos, 2i) = sin(pos / 10000^(2i / d_model)), PE(pos, 2i + 1) = cos(pos / 10000^(2i / d_model)).
+// d_model may be odd (the grader tries odd sizes): its last dim, 2i = d_model - 1, is a sine with no cosine.
 // Tools: xt::xarray<double> a = xt::zeros<double>({T, d_model}); a(pos, j) = ...; return Tensor(a);
 // std::sin, std::cos, std::pow.
 Tensor encoding(std::size_t T, std::size_t d_model) {

@@ -21,6 +21,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -40,8 +41,12 @@ using attn::Tensor;
 using Array = xt::xarray<double>;
 
 // A value or gradient that disagrees with the reference; the message names where.
+// `hint`, when given, replaces the check's usual hint: the check looked at the values
+// and knows which mistake they match (an overflow only when they are not finite, ...).
 struct Mismatch : std::runtime_error {
-  explicit Mismatch(const std::string& message) : std::runtime_error(message) {}
+  explicit Mismatch(const std::string& message, std::string hint = "")
+      : std::runtime_error(message), hint(std::move(hint)) {}
+  std::string hint;
 };
 
 inline std::string shape_str(const Shape& s) {
@@ -124,6 +129,63 @@ inline void expect_gradients(const std::string& what, const attn::GradcheckFn& f
                    num_str(item.numeric_at_worst) + ", your backward gives " + num_str(item.analytic_at_worst));
   }
 }
+
+// True when every element is finite.
+inline bool all_finite(const Array& a) {
+  for (double v : a)
+    if (!std::isfinite(v)) return false;
+  return true;
+}
+
+// A failure of a check at large (or tiny) magnitudes, its hint decided by the values: the
+// hint of that regime (an overflow, log(0), eps) only when the learner's output is right at
+// ordinary magnitudes and, for an overflow, not finite at these; else the check's usual hint.
+inline Mismatch at_extreme(const Mismatch& m, bool finite, bool right_at_ordinary, const std::string& regime_hint,
+                           const std::string& usual_hint, bool needs_non_finite = true) {
+  if (!right_at_ordinary)
+    return Mismatch(m.what() + std::string("; the same computation at ordinary magnitudes is wrong too, so the "
+                                           "mistake is not the magnitude: the checks before name it"),
+                    usual_hint);
+  if (needs_non_finite && finite)
+    return Mismatch(m.what() + std::string("; right at ordinary magnitudes, and finite here: no overflow, but "
+                                           "something loses precision at these magnitudes"),
+                    usual_hint);
+  return Mismatch(m.what() + std::string(finite ? "; right at ordinary magnitudes, wrong at these"
+                                                : "; right at ordinary magnitudes, not finite at these"),
+                  regime_hint);
+}
+
+// For a check whose real scores all lie below -1e4: the row (over the last axis) where the
+// blocked positions took the weight from the real ones, as "; in row [b, ...] ...", or "".
+// `weights` and `blocked` have the same shape; rows blocked entirely are left out.
+inline std::string blocked_outrank_real(const Array& weights, const attn::Mask& blocked) {
+  Shape ws(weights.shape().begin(), weights.shape().end());
+  if (ws.empty() || !std::equal(ws.begin(), ws.end(), blocked.shape().begin(), blocked.shape().end())) return "";
+  std::size_t n = ws.back();
+  for (std::size_t row = 0; row * n < weights.size(); ++row) {
+    double real = 0.0, taken = 0.0;
+    std::size_t real_count = 0;
+    for (std::size_t j = 0; j < n; ++j) {
+      double w = weights.flat(row * n + j);
+      if (blocked.flat(row * n + j)) taken += std::abs(w);
+      else real += w, ++real_count;
+    }
+    if (real_count == 0 || real_count == n) continue;
+    if (taken > 1e-6 || std::abs(real - 1.0) > 1e-6) {
+      Shape index = unravel(row * n, ws);
+      index.pop_back();
+      return "; in row " + shape_str(index) + " the real positions' weights sum to " + num_str(real) +
+             " and the blocked ones' to " + num_str(taken) + ": the blocked scores outranked real scores below -1e4";
+    }
+  }
+  return "";
+}
+
+// The hint when blocked_outrank_real found such a row.
+inline const char* blocked_fill_hint =
+    "the value the blocked scores are filled with must lie below every real score: this row's real scores are all "
+    "below -1e4, so a fill such as -1e4 wins the softmax; fill with -1e30, as attn does (or -infinity), before the "
+    "softmax";
 
 // The learner's backward rule: given the op's inputs, its output and the incoming
 // gradient, one gradient per input (a Tensor of that input's shape).
@@ -242,12 +304,15 @@ class Reference {
 };
 
 // A wrong solution planted to prove a grader fails it (labs/planted/, labs/tests/):
-// `points_at` is a piece of the failure message that names the mistake.
+// `points_at` is a piece of the failure message that names the mistake; with
+// `in_first_failure`, the first failure the learner reads must hold it (where a hint
+// of another check would otherwise point at a different mistake first).
 template <class Solution>
 struct Planted {
   std::string mistake;
   Solution solution;
   std::string points_at;
+  bool in_first_failure = false;
 };
 
 class Grader {
@@ -260,7 +325,7 @@ class Grader {
   // Runs one check. `hint` names the usual cause of its failure.
   void check(const std::string& name, const std::string& hint, const std::function<void()>& body) {
     ++result_.total;
-    std::string message;
+    std::string message, own_hint = hint;
     bool stub = false;  // the untouched stub: its "not implemented" needs no hint
     try {
       body();
@@ -272,10 +337,11 @@ class Grader {
       stub = true;
     } catch (const Mismatch& e) {
       message = e.what();
+      if (!e.hint.empty()) own_hint = e.hint;
     } catch (const std::exception& e) {
       message = std::string("raised an error: ") + e.what();
     }
-    std::string text = name + ": " + message + (stub ? "" : "\n        hint: " + hint);
+    std::string text = name + ": " + message + (stub ? "" : "\n        hint: " + own_hint);
     result_.failures.push_back(text);
     os_ << "  FAIL  " << text << "\n";
   }

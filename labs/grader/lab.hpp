@@ -13,6 +13,16 @@
 #include <string>
 #include <vector>
 
+// A function of the learner's that can end without a `return` is a compile error, not a crash:
+// falling off the end of a function that returns a Tensor is undefined behaviour, which the
+// graders would meet as a segmentation fault (an illegal instruction in the notebook kernel)
+// with no check named. From here to the end of the file that includes this header.
+#if defined(__clang__)
+#pragma clang diagnostic error "-Wreturn-type"
+#elif defined(__GNUC__)
+#pragma GCC diagnostic error "-Wreturn-type"
+#endif
+
 namespace lab {
 
 using attn::Shape;

@@ -10,6 +10,9 @@ namespace hint {
 inline const char* unbroadcast =
     "sum over the leading axes that broadcasting added, then over every axis where the target shape has "
     "size 1 while g's is larger, keeping that axis (keepdim=true)";
+inline const char* misaligned =
+    "after the leading axes are summed away, target axis d is axis d of the summed gradient (axis d + added of g): "
+    "compare shape[d] with that axis, not with g's axis d, which is a leading one";
 inline const char* mul =
     "d(a*b)/da = b and d(a*b)/db = a: each input's gradient is g times the other input, then un-broadcast to "
     "its own shape with unbroadcast()";
@@ -57,6 +60,18 @@ inline Array library_unbroadcast(const Array& g, const Shape& shape) {
   return x.grad().data<double>();
 }
 
+// A usual mistake: after summing the leading axes, the target's axis d compared with g's
+// axis d (a leading axis) instead of the summed gradient's. It differs from the right sum
+// only when one of g's leading axes has size 1 (g [1, 4, 3] -> [1, 3]).
+inline Array misaligned_unbroadcast(const Array& g, const Shape& shape) {
+  std::size_t added = g.dimension() - shape.size();
+  Array out = g;
+  for (std::size_t d = 0; d < added; ++d) out = xt::sum(out, {0});
+  for (std::size_t d = 0; d < shape.size(); ++d)
+    if (shape[d] == 1 && g.shape()[d] != 1) out = xt::eval(xt::sum(out, {d}, xt::keep_dims));
+  return out;
+}
+
 Result grade(const Engine& e, std::ostream& os) {
   Grader grader(0, "the engine: backward rules and un-broadcasting", os);
   Reference ref("lab00_engine");
@@ -75,14 +90,27 @@ Result grade(const Engine& e, std::ostream& os) {
       attn::no_grad guard;
       got = e.unbroadcast(Tensor(g), target);
     }
-    expect_close("unbroadcast(g, " + shape_str(target) + ")", library_unbroadcast(g, target), got,
-                 "g " + shape_str(full) + ", shape " + shape_str(target), 1e-12, 1e-12);
+    try {
+      expect_close("unbroadcast(g, " + shape_str(target) + ")", library_unbroadcast(g, target), got,
+                   "g " + shape_str(full) + ", shape " + shape_str(target), 1e-12, 1e-12);
+    } catch (const Mismatch& m) {
+      try {
+        expect_close("", misaligned_unbroadcast(g, target), got, "", 1e-12, 1e-12);
+      } catch (const Mismatch&) {
+        throw m;
+      }
+      throw Mismatch(m.what() + std::string("; your values are what this mistake gives: the target's axes compared "
+                                            "with g's leading axes"),
+                     hint::misaligned);
+    }
   };
 
   grader.check("unbroadcast: fixed shapes", hint::unbroadcast, [&] {
     std::vector<std::pair<Shape, Shape>> cases = {
         {{2, 3}, {2, 3}}, {{2, 3}, {3}}, {{2, 3}, {2, 1}}, {{2, 3}, {1, 3}}, {{2, 3}, {}},
-        {{4, 2, 3}, {2, 1}}, {{3, 1, 4}, {1, 4}}, {{2, 3, 4}, {1, 3, 1}}};
+        {{4, 2, 3}, {2, 1}}, {{3, 1, 4}, {1, 4}}, {{2, 3, 4}, {1, 3, 1}},
+        // a size-1 axis among g's leading ones, under a target axis of size 1
+        {{1, 4, 3}, {1, 3}}, {{2, 1, 3, 4}, {1, 1, 4}}};
     Random rng(99);
     for (const auto& [full, target] : cases) check_unbroadcast(full, target, rng);
   });

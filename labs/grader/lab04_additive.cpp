@@ -156,6 +156,31 @@ Result grade(const Additive& m, std::ostream& os) {
     attn::Mask mask = random_padding(rng, 2, 5);
     expect_output(a, mask, reference(a, mask), call(m, a, mask));
   });
+  grader.check("real scores all below -1e4 (v of -2e4, tanh saturated near 1), padded positions still at 0",
+               hint::attend, [&] {
+    // s W^T = 5 on every unit and |h U^T| <= 0.45: tanh within 2e-4 of 1, so e is about -8e4 at every
+    // real position (spread by a few units); a padded position must still get weight 0.
+    Random rng(4400);
+    std::size_t B = 2, T = 5, Hd = 3, He = 3, A = 4;
+    std::vector<Tensor> a = {Tensor(Array(xt::ones<double>({B, Hd}))), Tensor(rng.array({B, T, He})),
+                             Tensor(Array(xt::ones<double>({A, Hd}) * (5.0 / Hd))),
+                             Tensor(rng.array({A, He}, -0.15, 0.15)), Tensor(Array(xt::ones<double>({A}) * -2e4))};
+    attn::Mask mask = attn::Mask::from_shape({B, T});
+    for (std::size_t b = 0; b < B; ++b)
+      for (std::size_t j = 0; j < T; ++j) mask(b, j) = j >= (b == 0 ? 5u : 3u);  // lengths 5 and 3
+    Output got = call(m, a, mask);
+    try {
+      expect_output(a, mask, reference(a, mask), got);
+    } catch (const Mismatch& e) {
+      // The fill named only when the mask works at ordinary scores (v of -2, scores near -8).
+      std::vector<Tensor> ordinary = a;
+      ordinary[4] = Tensor(Array(a[4].data<double>() * 1e-4));
+      std::string outrank = blocked_outrank_real(array_of(got.first, "weights"), mask);
+      if (outrank.empty() || !blocked_outrank_real(array_of(call(m, ordinary, mask).first, "weights"), mask).empty())
+        throw;
+      throw Mismatch(e.what() + outrank, blocked_fill_hint);
+    }
+  });
   grader.check("gradcheck, random shapes and padding, every argument", hint::attend, [&] {
     Random rng(4300);
     for (int trial = 0; trial < 4; ++trial) {

@@ -177,6 +177,29 @@ Result grade(const Attention& m, std::ostream& os) {
     attn::Mask mask = random_mask(rng, 2, 4, 4, false);
     expect_output(a, mask, reference(a[0], a[1], a[2], mask), call(m, a, mask));
   });
+  grader.check("real scores all below -1e4 (q near 100, k near -100), blocked keys still at 0", hint::attend, [&] {
+    // D 4: every score is about -100 * 100 * 4 / sqrt(4) = -2e4, spread by a few units.
+    Random rng(5400);
+    std::size_t B = 2, Tq = 3, Tk = 4, D = 4;
+    std::vector<Tensor> a = {Tensor(Array(rng.array({B, Tq, D}, -0.01, 0.01) + 100.0)),
+                             Tensor(Array(rng.array({B, Tk, D}, -0.01, 0.01) - 100.0)), Tensor(rng.array({B, Tk, 3}))};
+    attn::Mask mask = attn::Mask::from_shape({B, Tq, Tk});
+    for (std::size_t b = 0; b < B; ++b)
+      for (std::size_t i = 0; i < Tq; ++i)
+        for (std::size_t j = 0; j < Tk; ++j) mask(b, i, j) = j >= (b == 0 ? 4u : 2u);  // key lengths 4 and 2
+    Output got = call(m, a, mask);
+    try {
+      expect_output(a, mask, reference(a[0], a[1], a[2], mask), got);
+    } catch (const Mismatch& e) {
+      // The fill named only when the mask works at ordinary scores (q and k near +-1, scores near -2).
+      std::vector<Tensor> ordinary = {Tensor(Array(a[0].data<double>() * 1e-2)), Tensor(Array(a[1].data<double>() * 1e-2)),
+                                      a[2]};
+      std::string outrank = blocked_outrank_real(array_of(got.second, "weights"), mask);
+      if (outrank.empty() || !blocked_outrank_real(array_of(call(m, ordinary, mask).second, "weights"), mask).empty())
+        throw;
+      throw Mismatch(e.what() + outrank, blocked_fill_hint);
+    }
+  });
   grader.check("gradcheck, random shapes and masks, q, k and v", hint::attend, [&] {
     Random rng(5300);
     for (int trial = 0; trial < 5; ++trial) {

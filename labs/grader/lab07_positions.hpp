@@ -10,7 +10,8 @@ namespace lab {
 namespace positions {
 
 struct Positions {
-  // [T, d_model] (d_model even): PE(pos, 2i) = sin(pos / 10000^(2i / d_model)), PE(pos, 2i + 1) = cos(same).
+  // [T, d_model], any d_model >= 1: PE(pos, 2i) = sin(pos / 10000^(2i / d_model)), PE(pos, 2i + 1) = cos(same);
+  // an odd d_model ends with a lone sine (dim d_model - 1 has no cosine partner).
   std::function<Tensor(std::size_t T, std::size_t d_model)> encoding;
   // x [B, T, d_model] -> x + PE[:T], the same encoding added to every sequence.
   std::function<Tensor(const Tensor& x)> add_positions;

@@ -125,6 +125,41 @@ Result grade(const EncoderLayer& m, std::ostream& os) {
     expect_close("out of the permuted tokens", expected, m.layer(Tensor(xp), none, p), shapes + ", tokens in the order 2, 0, 3, 1",
                  1e-9, 1e-12);
   });
+  grader.check("real scores all below -1e4 (query bias +150, key bias -150), padded keys still ignored", hint::layer,
+               [&] {
+    // Every score is about -150 * 150 * 4 / sqrt(4) = -4.5e4 (a head has 4 features).
+    Params p = load("padding", false);
+    Array bias = p.in_proj_bias.data<double>();
+    for (std::size_t d = 0; d < 8; ++d) bias(d) += 150.0, bias(8 + d) -= 150.0;
+    p.in_proj_bias = Tensor(bias);
+    Tensor x = ref.tensor("padding", "x");
+    attn::Mask pad = xt::cast<bool>(ref.array("padding", "mask"));
+    attn::no_grad guard;
+    Tensor out = m.layer(x, pad, p);
+    try {
+      expect_close("out", reference(x, pad, p).data<double>(), out, shapes + ", real scores near -4.5e4", 1e-8, 1e-10);
+    } catch (const Mismatch& e) {
+      // Named by what the values show: the padded tokens' x changes the real tokens' outputs here,
+      // and does not with the fixed inputs' ordinary scores.
+      auto leaks = [&](const Params& q) {
+        Array xp = x.data<double>();
+        for (std::size_t b = 0; b < 2; ++b)
+          for (std::size_t t = 0; t < 4; ++t)
+            if (pad(b, t))
+              for (std::size_t d = 0; d < 8; ++d) xp(b, t, d) = 3.0;
+        Array before = array_of(m.layer(x, pad, q), "out"), after = array_of(m.layer(Tensor(xp), pad, q), "out");
+        for (std::size_t b = 0; b < 2; ++b)
+          for (std::size_t t = 0; t < 4; ++t)
+            for (std::size_t d = 0; d < 8; ++d)
+              if (!pad(b, t) && std::abs(before(b, t, d) - after(b, t, d)) > 1e-9) return true;
+        return false;
+      };
+      if (!leaks(p) || leaks(load("padding", false))) throw;
+      throw Mismatch(e.what() + std::string("; the padded tokens' x changes the real tokens' outputs: the blocked "
+                                            "scores outranked real scores below -1e4"),
+                     blocked_fill_hint);
+    }
+  });
   grader.check("gradcheck on a small layer (x [1, 3, 4], 2 heads, padding), x and every parameter", hint::layer, [&] {
     Random rng(11000);
     Params p;

@@ -20,6 +20,19 @@ inline Tensor unbroadcast_leading_only(const Tensor& g, const Shape& shape) {
   return out;
 }
 
+// Sums the leading axes, then compares the target's axis d with g's axis d (a leading one),
+// not with the summed gradient's: right unless a leading axis of g has size 1.
+inline Tensor unbroadcast_misaligned(const Tensor& g, const Shape& shape) {
+  Tensor out = g;
+  std::size_t added = g.dim() - shape.size();
+  for (std::size_t d = 0; d < added; ++d) out = attn::sum(out, {0});
+  std::vector<long> stretched;
+  for (std::size_t d = 0; d < shape.size(); ++d)
+    if (shape[d] == 1 && g.size(static_cast<long>(d)) != 1) stretched.push_back(static_cast<long>(d));  // g's, not out's
+  if (!stretched.empty()) out = attn::sum(out, stretched, /*keepdim=*/true);
+  return out;
+}
+
 inline std::vector<Planted<lab::engine::Engine>> all() {
   using Pair = std::pair<Tensor, Tensor>;
   std::vector<Planted<lab::engine::Engine>> out;
@@ -31,6 +44,11 @@ inline std::vector<Planted<lab::engine::Engine>> all() {
     return {unbroadcast_leading_only(g * b, a.shape()), unbroadcast_leading_only(g * a, b.shape())};
   };
   out.push_back({"unbroadcast sums the leading axes only, not the size-1 ones", e, "where the target shape has size 1"});
+
+  e = base;
+  e.unbroadcast = unbroadcast_misaligned;
+  out.push_back({"unbroadcast compares the target's axes with g's leading axes (g [1, 4, 3] -> [1, 3])", e,
+                 "not with g's axis d", true});
 
   e = base;
   e.mul_backward = [](const Tensor& a, const Tensor& b, const Tensor& g) -> Pair { return {g * b, g * a}; };

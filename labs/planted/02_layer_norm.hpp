@@ -23,7 +23,7 @@ inline std::vector<Planted<lab::layer_norm::LayerNorm>> all() {
     Tensor var = attn::sum(centered * centered, {-1}, true) / (d - 1.0);  // unbiased
     return centered / attn::sqrt(var + eps) * gamma + beta;
   };
-  out.push_back({"the unbiased variance (divides by D - 1)", s, "dividing by D, not D - 1"});
+  out.push_back({"the unbiased variance (divides by D - 1)", s, "by D, not D - 1", true});
 
   s = base;
   s.forward = [](const Tensor& x, const Tensor& gamma, const Tensor& beta, double eps) {
@@ -38,7 +38,34 @@ inline std::vector<Planted<lab::layer_norm::LayerNorm>> all() {
     Tensor centered = x - attn::mean(x, {-1}, true);
     return centered / (attn::sqrt(attn::mean(centered * centered, {-1}, true)) + eps) * gamma + beta;
   };
-  out.push_back({"eps outside the square root", s, "eps goes inside the square root"});
+  out.push_back({"eps outside the square root", s, "eps added outside the square root", true});
+
+  s = base;
+  s.forward = [](const Tensor& x, const Tensor& gamma, const Tensor& beta, double) {
+    Tensor centered = x - attn::mean(x, {-1}, true);
+    return centered / attn::sqrt(attn::mean(centered * centered, {-1}, true)) * gamma + beta;  // eps unused
+  };
+  out.push_back({"the forward ignores eps", s, "eps left out", true});
+
+  s = base;
+  s.backward = [](const Tensor& x, const Tensor& gamma, const Tensor& g, double) {
+    return good::layer_norm_backward(x, gamma, g, 1e-5);  // the usual value, not the argument
+  };
+  out.push_back({"the backward ignores its eps argument and uses 1e-5", s, "must use its eps argument"});
+
+  s = base;
+  s.backward = [](const Tensor& x, const Tensor& gamma, const Tensor& g, double eps) {
+    Tensor mean = attn::mean(x, {-1}, true);
+    Tensor var = attn::mean(x * x, {-1}, true) - mean * mean;  // cancels catastrophically at a large offset
+    Tensor rstd = 1.0 / attn::sqrt(var + eps);
+    Tensor xhat = (x - mean) * rstd;
+    Tensor gh = g * gamma;
+    Tensor dx = rstd * (gh - attn::mean(gh, {-1}, true) - xhat * attn::mean(gh * xhat, {-1}, true));
+    std::vector<long> axes = good::batch_axes(x);
+    return std::tuple<Tensor, Tensor, Tensor>{dx, axes.empty() ? g * xhat : attn::sum(g * xhat, axes),
+                                              axes.empty() ? g : attn::sum(g, axes)};
+  };
+  out.push_back({"the backward's variance as mean(x^2) - mean^2", s, "right without the offset and wrong with it"});
 
   s = base;
   s.backward = [](const Tensor& x, const Tensor& gamma, const Tensor& g, double eps) {

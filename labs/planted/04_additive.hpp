@@ -16,6 +16,7 @@ using Output = std::pair<Tensor, Tensor>;
 struct Options {
   bool no_mask = false, mask_after_softmax = false, no_tanh = false, softmax_over_batch = false,
        unstable_softmax = false;
+  double fill = -1e30;  // what blocked scores are filled with
 };
 
 inline Output attend(const Options& o, const Tensor& s, const Tensor& h, const Tensor& W, const Tensor& U,
@@ -33,7 +34,7 @@ inline Output attend(const Options& o, const Tensor& s, const Tensor& h, const T
     Tensor x = attn::exp(attn::masked_fill(e, mask, -1e30));
     weights = x / attn::sum(x, {-1}, true);
   } else {
-    weights = attn::softmax(attn::masked_fill(e, mask, -1e30), -1);
+    weights = attn::softmax(attn::masked_fill(e, mask, o.fill), -1);
   }
   return {weights, attn::squeeze(attn::matmul(attn::unsqueeze(weights, 1), h), 1)};
 }
@@ -59,6 +60,9 @@ inline std::vector<Planted<lab::additive::Additive>> all() {
   o = {};
   o.unstable_softmax = true;
   out.push_back({"a softmax without the max subtracted", make(o), "subtracts each row's max"});
+  o = {};
+  o.fill = -1e4;  // below every score of ordinary size, above a row of scores near -8e4
+  out.push_back({"padded scores filled with -1e4, not -1e30", make(o), "the blocked scores outranked real scores", true});
   return out;
 }
 

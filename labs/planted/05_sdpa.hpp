@@ -59,6 +59,15 @@ inline std::vector<Planted<lab::sdpa::Attention>> all() {
     return {attn::matmul(w, v), w};
   };
   out.push_back({"the softmax over the queries, not the keys", s, "the softmax over Tk"});
+
+  s = base;
+  s.attention = [](const Tensor& q, const Tensor& k, const Tensor& v, const Mask& mask) -> Output {
+    Tensor scores = attn::matmul(q, attn::transpose(k, 1, 2)) / std::sqrt(static_cast<double>(q.size(-1)));
+    // -1e4: below every score of ordinary size, above a row of scores near -2e4
+    Tensor w = attn::masked_fill(attn::softmax(attn::masked_fill(scores, mask, -1e4), -1), mask, 0.0);
+    return {attn::matmul(w, v), w};
+  };
+  out.push_back({"blocked scores filled with -1e4, not -1e30", s, "the blocked scores outranked real scores", true});
   return out;
 }
 

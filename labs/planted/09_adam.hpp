@@ -40,10 +40,10 @@ inline std::vector<Planted<lab::adam::Adam>> all() {
   std::vector<Planted<lab::adam::Adam>> out;
   Options o;
   o.no_bias_correction = true;
-  out.push_back({"no bias correction", make(o), "bias corrections"});
+  out.push_back({"no bias correction", make(o), "your values are what this mistake gives: no bias correction", true});
   o = {};
   o.eps_inside_sqrt = true;
-  out.push_back({"eps inside the square root", make(o), "eps is added after the square root"});
+  out.push_back({"eps inside the square root", make(o), "eps is added after the square root", true});
   o = {};
   o.t_from_zero = true;
   out.push_back({"t counted from 0 in the bias corrections", make(o), "t counted from 1"});

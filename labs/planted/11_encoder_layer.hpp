@@ -18,6 +18,7 @@ namespace good = lab::solutions::encoder;
 
 struct Options {
   bool pre_norm = false, scale_by_model = false, no_mask = false, no_ff_residual = false;
+  double fill = -1e30;  // what blocked scores are filled with
 };
 
 inline Tensor layer(const Options& o, const Tensor& x, const Mask& pad, const Params& p) {
@@ -30,7 +31,7 @@ inline Tensor layer(const Options& o, const Tensor& x, const Mask& pad, const Pa
     Mask blocked = Mask::from_shape({B, 1, 1, T});
     for (std::size_t b = 0; b < B; ++b)
       for (std::size_t j = 0; j < T; ++j) blocked(b, 0, 0, j) = !o.no_mask && pad(b, j);
-    Tensor w = attn::softmax(attn::masked_fill(scores, blocked, -1e30), -1);
+    Tensor w = attn::softmax(attn::masked_fill(scores, blocked, o.fill), -1);
     return attn::linear(attn::merge_heads(attn::matmul(w, v)), p.out_proj_weight, p.out_proj_bias);
   };
   auto norm = [&](const Tensor& t, const Tensor& w, const Tensor& b) { return attn::layer_norm(t, {D}, w, b, 1e-5); };
@@ -62,6 +63,10 @@ inline std::vector<Planted<lab::encoder::EncoderLayer>> all() {
   o = {};
   o.no_ff_residual = true;
   out.push_back({"no residual around the feed-forward", make(o), "no residual around the feed-forward"});
+  o = {};
+  o.fill = -1e4;  // below every score of ordinary size, above a row of scores near -4.5e4
+  out.push_back({"padded keys' scores filled with -1e4, not -1e30", make(o), "the blocked scores outranked real scores",
+                 true});
   return out;
 }
 

@@ -18,6 +18,7 @@ struct Options {
   bool no_input_feeding = false, score_transposed = false, concat_h_first = false, score_previous_h = false;
   bool unstable_softmax = false, mask_ignored = false, mask_after_softmax = false, cell_input_swapped = false;
   bool feed_previous_h = false, h_tilde_detached = false;
+  double fill = -1e30;  // what blocked scores are filled with
 };
 
 inline Step step(const Options& o, const Tensor& y, const Tensor& ht, const Tensor& h, const Tensor& c,
@@ -29,7 +30,7 @@ inline Step step(const Options& o, const Tensor& y, const Tensor& ht, const Tens
   Tensor query = o.score_previous_h ? h : h1;
   Tensor keys = o.score_transposed ? attn::matmul(hs, p.W_a) : attn::linear(hs, p.W_a);
   Tensor e = attn::squeeze(attn::matmul(keys, attn::unsqueeze(query, 2)), 2);
-  Tensor blocked = o.mask_ignored || o.mask_after_softmax ? e : attn::masked_fill(e, mask, -1e30);
+  Tensor blocked = o.mask_ignored || o.mask_after_softmax ? e : attn::masked_fill(e, mask, o.fill);
   // exp(e) / sum exp(e) without the max subtracted: right math, inf / inf once a score passes ~709
   Tensor ex = attn::exp(blocked);
   Tensor w = o.unstable_softmax ? ex / attn::sum(ex, {-1}, true) : attn::softmax(blocked, -1);
@@ -75,6 +76,9 @@ inline std::vector<Planted<lab::luong::Luong>> all() {
   o = {};
   o.h_tilde_detached = true;
   out.push_back({"h_tilde detached before input feeding", make(o), "no gradient reached h_tilde"});
+  o = {};
+  o.fill = -1e4;  // below every score of ordinary size, above a row of scores near -2e4
+  out.push_back({"padded scores filled with -1e4, not -1e30", make(o), "the blocked scores outranked real scores", true});
   return out;
 }
 

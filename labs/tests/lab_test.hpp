@@ -53,6 +53,7 @@ void planted_fail(Grade grade, const std::vector<Planted<S>>& planted) {
     INFO("planted: " << p.mistake << "\n" << os.str());
     CHECK(r.passed < r.total);
     CHECK(r.failure_mentions(p.points_at));
+    if (p.in_first_failure && !r.failures.empty()) CHECK(r.failures.front().find(p.points_at) != std::string::npos);
   }
 }
 

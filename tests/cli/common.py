@@ -2,6 +2,7 @@
 reading or editing a run folder's checkpoint (cli/run_dir.hpp) as a user could.
 Standard library only."""
 import atexit
+import contextlib
 import hashlib
 import json
 import os
@@ -146,3 +147,24 @@ class ScratchTest(unittest.TestCase):
     def fails(self, *args, message):
         status, out, err = attn(*args)
         return check_failure(self, status, out, err, message, args)
+
+
+@contextlib.contextmanager
+def full_disk(test, folder):
+    """A 16 kB tmpfs mounted on `folder` and filled to its last byte by a file "filler": a disk with no space
+    left, for the duration of the `with`. The test is skipped where it cannot be mounted (not root)."""
+    os.makedirs(folder, exist_ok=True)
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16k", "tmpfs", folder],
+                      stderr=subprocess.DEVNULL).returncode != 0:
+        test.skipTest("cannot mount a small tmpfs (not root?)")
+    try:
+        try:
+            with open(os.path.join(folder, "filler"), "wb") as f:
+                for _ in range(64):
+                    f.write(b"x" * 1024)
+                    f.flush()
+        except OSError:
+            pass
+        yield folder
+    finally:
+        subprocess.run(["umount", folder])

@@ -588,27 +588,13 @@ class BadInputs(unittest.TestCase):
 
     def test_full_disk(self):
         """No space left: the message says so, and no temporary file is left behind."""
-        disk = self.path("full_disk")
-        os.makedirs(disk, exist_ok=True)
-        if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16k", "tmpfs", disk],
-                          stderr=subprocess.DEVNULL).returncode != 0:
-            self.skipTest("cannot mount a small tmpfs (not root?)")
-        try:
-            try:  # fill the disk to its last byte
-                with open(os.path.join(disk, "filler"), "wb") as f:
-                    for _ in range(64):
-                        f.write(b"x" * 1024)
-                        f.flush()
-            except OSError:
-                pass
+        with common.full_disk(self, self.path("full_disk")) as disk:
             out = os.path.join(disk, "predictions.tsv")
             self.refused(["eval", "--checkpoint", self.good, "--predictions", out],
                          ("--predictions " + out, "no space left on the device"))
             self.assertEqual(os.listdir(disk), ["filler"])
             self.refused(["graph", "--out", os.path.join(disk, "graph.dot")], ("graph.dot", "no space left"))
             self.assertEqual(os.listdir(disk), ["filler"])
-        finally:
-            subprocess.run(["umount", disk])
 
 
 def write_mo_bytes(entries):

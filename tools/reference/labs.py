@@ -344,6 +344,92 @@ def lab12():
     w.case("fixed", **tensors)
     w.save()
 
+def partial(s, v):
+    """The online softmax's partial result of a block of scores s [Tq, n] and values v [n, Dv]."""
+    m = s.max(dim=1).values
+    p = torch.exp(s - m[:, None])
+    return m, p.sum(dim=1), p @ v
+
+
+def lab13():
+    w = LabWriter("lab13_online_softmax")
+    Tq, Tk, D, Dv, split = 5, 7, 3, 4, 3
+    q, k, v = fixed([Tq, D], 170, -2.0, 2.0), fixed([Tk, D], 171, -2.0, 2.0), fixed([Tk, Dv], 172)
+    s = q @ k.T / math.sqrt(D)
+    ma, la, ua = partial(s[:, :split], v[:split])
+    mb, lb, ub = partial(s[:, split:], v[split:])
+    # The merge must be tried both ways round: some rows' max lies in the first part, some in the second.
+    assert bool((ma > mb).any()) and bool((mb > ma).any())
+    m, l, u = partial(s, v)
+    out = torch.softmax(s, dim=1) @ v
+    lse = torch.logsumexp(s, dim=1)
+    r = fixed([Tq, Dv], 173, requires_grad=False)
+    (out * r).sum().backward()
+    w.case("fixed", q=q, k=k, v=v, a_m=ma, a_l=la, a_u=ua, b_m=mb, b_l=lb, b_u=ub, m=m, l=l, u=u, out=out,
+           lse=lse, dout=r, grad_q=q.grad, grad_k=k.grad, grad_v=v.grad)
+    w.save()
+
+
+def rotate_half(x):
+    half = x.shape[-1] // 2
+    return torch.cat([-x[..., half:], x[..., :half]], dim=-1)
+
+
+def rope(x, start, base):
+    """Rotary embeddings in the rotate-half layout (GPT-NeoX's, Hugging Face Llama's): feature k pairs
+    with k + d/2, pair k of row t turns by (start + t) base^(-2k/d)."""
+    T, d = x.shape[-2], x.shape[-1]
+    theta = base ** (-torch.arange(0, d, 2, dtype=torch.float64) / d)              # [d/2]
+    angle = (start + torch.arange(T, dtype=torch.float64))[:, None] * theta[None]  # [T, d/2]
+    cos, sin = torch.cat([angle.cos()] * 2, -1), torch.cat([angle.sin()] * 2, -1)
+    return x * cos + rotate_half(x) * sin
+
+
+def alibi_slopes(n):
+    """ALiBi's slopes, the paper's own get_slopes (github.com/ofirpress/attention_with_linear_biases)."""
+    def power_of_2(n):
+        start = 2 ** (-2 ** -(math.log2(n) - 3))
+        return [start * start ** i for i in range(n)]
+    if math.log2(n).is_integer():
+        return power_of_2(n)
+    p = 2 ** math.floor(math.log2(n))
+    return power_of_2(p) + alibi_slopes(2 * p)[0::2][:n - p]
+
+
+def alibi_scores(scores, causal):
+    """scores [B, H, T, T] - m_h |i - j| (attn's symmetric form); causal: keys j > i filled with -1e30."""
+    H, T = scores.shape[1], scores.shape[-1]
+    m = torch.tensor(alibi_slopes(H))
+    pos = torch.arange(T, dtype=torch.float64)
+    out = scores - m[:, None, None] * (pos[:, None] - pos[None, :]).abs()
+    if causal:
+        out = out.masked_fill(torch.ones(T, T, dtype=torch.bool).triu(1), -1e30)
+    return out
+
+
+def lab14():
+    w = LabWriter("lab14_rotary_alibi")
+    x = fixed([2, 3, 5, 8], 170)
+    r = fixed([2, 3, 5, 8], 171, requires_grad=False)
+    out = rope(x, 3, 10000.0)
+    (gx,) = grads(out, r, x)
+    w.case("rope", x=x, out=out, r=r, grad_x=gx)
+    x = fixed([1, 2, 4, 6], 172, requires_grad=False)
+    w.case("rope_base", x=x, out=rope(x, 0, 500.0))
+    for n in [1, 2, 4, 8, 16, 3, 5, 6, 7, 12]:
+        w.case("slopes_%d" % n, slopes=torch.tensor(alibi_slopes(n)))
+    s = fixed([2, 4, 5, 5], 173, -2.0, 2.0, requires_grad=False)
+    w.case("symmetric", scores=s, out=alibi_scores(s, False))
+    s = fixed([1, 6, 6, 6], 174, -2.0, 2.0, requires_grad=False)
+    w.case("causal", scores=s, out=alibi_scores(s, True))
+    # causal ALiBi attention, 4 heads: softmax(alibi_scores(q k^T / sqrt(D))) v, and its gradients
+    q, k, v = fixed([2, 4, 5, 3], 175), fixed([2, 4, 5, 3], 176), fixed([2, 4, 5, 3], 177)
+    out = torch.softmax(alibi_scores(q @ k.transpose(-2, -1) / math.sqrt(3), True), -1) @ v
+    r = fixed(list(out.shape), 178, requires_grad=False)
+    gq, gk, gv = grads(out, r, q, k, v)
+    w.case("attention", q=q, k=k, v=v, out=out, r=r, grad_q=gq, grad_k=gk, grad_v=gv)
+    w.save()
+
 
 if __name__ == "__main__":
     torch.set_default_dtype(torch.float64)
@@ -360,3 +446,5 @@ if __name__ == "__main__":
     lab10()
     lab11()
     lab12()
+    lab13()
+    lab14()
