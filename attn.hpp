@@ -3,11 +3,13 @@
 #pragma once
 
 #include "core/config.hpp"
+#include "core/conv2d.hpp"
 #include "core/dot.hpp"
 #include "core/errors.hpp"
 #include "core/gradcheck.hpp"
 #include "core/kernels.hpp"
 #include "core/ops.hpp"
+#include "core/pool2d.hpp"
 #include "core/random.hpp"
 #include "core/tensor.hpp"
 
@@ -17,6 +19,7 @@
 #include "audio/speak.hpp"
 #include "audio/wav.hpp"
 
+#include "core/backend/conv2d.hpp"
 #include "core/backend/fused.hpp"
 #include "core/backend/memory.hpp"
 #include "core/backend/parallel.hpp"
@@ -37,7 +40,9 @@
 #include "nn/attention/rotary.hpp"
 #include "nn/attention/score.hpp"
 #include "nn/attention/self_attention.hpp"
+#include "nn/batch_norm.hpp"
 #include "nn/conv.hpp"
+#include "nn/conv2d.hpp"
 #include "nn/dropout.hpp"
 #include "nn/embedding.hpp"
 #include "nn/init.hpp"
@@ -48,6 +53,7 @@
 #include "nn/module.hpp"
 #include "nn/module_list.hpp"
 #include "nn/optim.hpp"
+#include "nn/pool2d.hpp"
 #include "nn/pyramidal_lstm.hpp"
 #include "nn/state_combiner.hpp"
 #include "nn/residual.hpp"
@@ -56,9 +62,11 @@
 #include "nn/schedule.hpp"
 #include "nn/transformer.hpp"
 
+#include "io/atomic_file.hpp"
 #include "io/checkpoint.hpp"
 #include "io/npy.hpp"
 #include "io/npz.hpp"
+#include "io/png.hpp"
 
 #include "data/batch.hpp"
 #include "data/bpe.hpp"
@@ -70,9 +78,11 @@
 #include "data/language_model.hpp"
 #include "data/lexicon.hpp"
 #include "data/multi_source.hpp"
+#include "data/scenes.hpp"
 #include "data/speech.hpp"
 #include "data/tasks.hpp"
 #include "data/text_corpus.hpp"
+#include "data/text_file.hpp"
 #include "data/vocab.hpp"
 
 #include "models/bahdanau.hpp"

@@ -34,10 +34,6 @@ namespace {
 constexpr std::uint64_t kMaxModelSize = 65536;  // embed_dim, hidden_dim, attention_dim
 constexpr std::uint64_t kMaxCut = 100000;       // max_sentences, max_words
 
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 data::DocumentOptions cut_options(const Fields& f) {
   data::DocumentOptions o;
   o.max_sentences = f.count_or("max_sentences", 20, 0, kMaxCut);
@@ -90,7 +86,7 @@ bool is_document_model(const std::string& name) {
   return std::find(n.begin(), n.end(), name) != n.end();
 }
 
-bool is_document_task_file(const std::string& task) { return ends_with(task, ".jsonl"); }
+bool is_document_task_file(const std::string& task) { return models::task_kind(task) == "FILE.jsonl"; }
 
 json default_document_model_config(const std::string& name) {
   if (!is_document_model(name)) throw ValueError("unknown document model '" + name + "' (han, flat-attention, bag-of-words)");

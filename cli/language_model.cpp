@@ -33,45 +33,13 @@ constexpr std::uint64_t kMaxLength = 4096;        // predictions in a chunk: a w
 constexpr std::uint64_t kMaxGenerated = 100000;   // tokens one generate writes
 constexpr std::size_t kMaxPromptBytes = 1 << 20;  // a prompt is a sentence or a page
 
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-// The lines of a text file the user names, each checked: valid UTF-8 and no control character but TAB.
-// An IOError names the file, the line and what is wrong.
-std::vector<std::string> read_text_lines(const std::string& file, data::TextUnit unit) {
-  check_text_encoding(file);  // UTF-16 or CR-only lines named as such, not as their first odd byte
-  if (unit == data::TextUnit::Words) check_word_lengths(file);
-  std::error_code error;
-  if (std::filesystem::is_directory(file, error)) throw IOError(file + ": is a folder, not a text file");
-  CountedFile counted(file);
-  if (!counted.is_open()) throw IOError("cannot read the text file '" + file + "': " + std::strerror(errno));
-  std::vector<std::string> lines;
-  Phase phase("reading " + visible_text(file), 0, [&counted] { return counted.fraction(); });
-  std::istream in(&counted);
-  std::string line;
-  for (std::size_t number = 1; std::getline(in, line); ++number) {
-    if (number == 1 && line.rfind("\xEF\xBB\xBF", 0) == 0) line.erase(0, 3);  // byte-order mark
-    if (!line.empty() && line.back() == '\r') line.pop_back();                  // CRLF line ends
-    const std::string at = file + ":" + std::to_string(number) + ": ";
-    if (!valid_utf8(line)) throw IOError(at + "not valid UTF-8 text; a language model reads UTF-8 text (iconv converts other encodings)");
-    std::string without_blanks = line;  // TAB, vertical tab and form feed are blanks (data/text_corpus.hpp)
-    for (char& c : without_blanks)
-      if (c == '\t' || c == '\v' || c == '\f') c = ' ';
-    const std::string bad = control_character(without_blanks);
-    if (!bad.empty())
-      throw IOError(at + "holds " + bad + "; a text to learn is printable: remove the control characters from the file");
-    if (unit == data::TextUnit::Words)  // attn's own marks: read as ids of their own, they would not be words
-      for (const std::string& word : data::line_tokens(line, unit))
-        if (word == data::Vocab::pad_token || word == data::Vocab::bos_token || word == data::Vocab::eos_token)
-          throw IOError(at + "holds the word " + word + ", one of attn's marks (" + data::Vocab::eos_token +
-                        " ends each line, " + data::Vocab::pad_token + " and " + data::Vocab::bos_token +
-                        " are no text): remove it or write it otherwise (" + data::Vocab::unk_token + " may stay: it reads as the unknown word)");
-    lines.push_back(std::move(line));
-  }
-  if (in.bad()) throw IOError(file + ": read error");
+// A text file the user names, read once and checked (data/text_file.hpp), with a progress bar.
+data::TextFile read_text(const std::string& file, data::TextUnit unit) {
+  std::atomic<double> fraction{0.0};
+  Phase phase("reading " + visible_text(file), 0, [&fraction] { return fraction.load(); });
+  data::TextFile text = data::read_text_file(file, unit, &fraction);
   phase.done();
-  return lines;
+  return text;
 }
 
 std::string number_text(double x) {  // 0.1 -> "0.1"
@@ -163,7 +131,7 @@ Run load_language_model_run(const std::string& dir, const std::string& command) 
 
 }  // namespace
 
-bool is_text_task_file(const std::string& task) { return ends_with(task, ".txt"); }
+bool is_text_task_file(const std::string& task) { return models::task_kind(task) == "FILE.txt"; }
 
 void check_text_unit(const json& config, const std::string& where) {
   const std::string model = config.at("model").at("model").get<std::string>();
@@ -210,13 +178,14 @@ TextTask make_text_task(const json& config, const std::string& where) {
   const std::size_t min_freq = f.count_or("min_freq", 1, 1, kMaxExamples);
   const std::size_t max_vocab = f.count_or("max_vocab", 0, 0, 10000000);
   // eval and --resume rebuild the held-out lines: they must come from this very file.
-  const std::string checksum = file_fnv1a64(file, file);
+  const data::TextFile text = read_text(file, t.unit);
+  const std::vector<std::string>& lines = text.lines;
+  const std::string& checksum = text.checksum;
   if (config.contains("checksum") && config.at("checksum") != checksum)
     throw IOError(file + " has changed since the model was trained (checksum " + checksum + ", recorded " +
                   (config.at("checksum").is_string() ? config.at("checksum").get<std::string>() : config.at("checksum").dump()) +
                   "): its held-out lines would not be those of the run");
   t.config["checksum"] = checksum;
-  const std::vector<std::string> lines = read_text_lines(file, t.unit);
   try {
     t.split = data::split_text(lines, t.unit, valid_fraction, test_fraction);
   } catch (const ValueError&) {
@@ -439,7 +408,7 @@ void add_score_command(CLI::App& app) {
     const data::TextUnit unit = unit_of(run);
     const std::size_t length = chunk_length(run);
     for (const std::string& file : o->files) {
-      const std::vector<std::string> lines = read_text_lines(file, unit);
+      const std::vector<std::string> lines = read_text(file, unit).lines;
       // The file as the run reads its text: one stream, cut into chunks of the run's length.
       const data::Tokens stream = data::text_stream(lines, unit);
       if (stream.size() < 2) throw IOError(file + ": holds no text to score (fewer than 2 tokens)");

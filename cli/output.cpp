@@ -1,6 +1,7 @@
 #include "output.hpp"
 
 #include "../core/errors.hpp"
+#include "../io/atomic_file.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -41,16 +42,7 @@ FileId file_id(const std::string& path) {
 }
 
 // How the user would understand errno: "no space left on the device (ENOSPC)".
-std::string cause(int error) {
-  switch (error) {
-    case ENOSPC: return "no space left on the device (ENOSPC)";
-    case EDQUOT: return "the disk quota is used up (EDQUOT)";
-    case EROFS: return "the file system is read-only (EROFS)";
-    case EACCES: case EPERM: return "permission denied";
-    case ELOOP: return "it is a symbolic link, and attn writes no file through a link";
-    default: return std::strerror(error);
-  }
-}
+std::string cause(int error) { return io::write_error_cause(error); }
 
 bool is_checkpoint_folder(const fs::path& dir) {
   std::error_code ec;
@@ -224,38 +216,10 @@ namespace {
 // The text into a new temporary file next to `path`, then renamed over it (or, with
 // `replace` false, only if `path` is still free). `shown` prefixes every message.
 void write_atomically(const std::string& path, const std::string& text, bool replace, const std::string& shown) {
-  static std::atomic<unsigned> counter{0};  // unique per process and call: two writers never share a temporary
-  const fs::path target(path);
-  const std::string tmp = (target.parent_path() / ("." + target.filename().string() + ".tmp." +
-                                                   std::to_string(::getpid()) + "." + std::to_string(counter++)))
-                              .string();
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-  if (fd < 0) throw IOError(shown + ": cannot write: " + cause(errno));
-  auto fail = [&](int error) {
-    ::close(fd);
-    ::unlink(tmp.c_str());
-    throw IOError(shown + ": writing failed: " + cause(error) + "; nothing was written (the temporary file is removed)");
-  };
-  for (std::size_t done = 0; done < text.size();) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) fail(n < 0 ? errno : ENOSPC);
-    done += static_cast<std::size_t>(n);
-  }
-  if (::fsync(fd) != 0) fail(errno);  // a full disk may be reported only here
-  if (::close(fd) != 0) {
-    const int error = errno;
-    ::unlink(tmp.c_str());
-    throw IOError(shown + ": writing failed: " + cause(error) + "; nothing was written (the temporary file is removed)");
-  }
-  // rename replaces a link in the way rather than following it; RENAME_NOREPLACE keeps a file that appeared meanwhile.
-  const int renamed = replace ? ::rename(tmp.c_str(), path.c_str())
-                              : ::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, path.c_str(), RENAME_NOREPLACE);
-  if (renamed != 0) {
-    const int error = errno;
-    ::unlink(tmp.c_str());
-    if (error == EEXIST) throw IOError(shown + ": appeared while attn worked; it is kept (add --overwrite to replace it)");
-    throw IOError(shown + ": cannot write: " + cause(error));
+  try {
+    io::write_file_atomically(path, text, {replace, shown});
+  } catch (const io::FileAppeared& e) {
+    throw IOError(std::string(e.what()) + " (add --overwrite to replace it)");
   }
 }
 
@@ -377,26 +341,6 @@ void remember_run_corpora(const std::string& run, const nlohmann::json& config) 
   }
 }
 
-// The first control character of `text` (ESC, TAB, a newline, NUL...) named as a reader knows it, or "".
-std::string control_character(const std::string& text) {
-  for (char c : text) {
-    const unsigned char u = static_cast<unsigned char>(c);
-    if (u >= 0x20 && u != 0x7f) continue;
-    switch (u) {
-      case 0x00: return "NUL (\\u0000)";
-      case 0x09: return "a TAB";
-      case 0x0a: return "a newline";
-      case 0x0d: return "a carriage return";
-      case 0x1b: return "ESC (\\u001b, a terminal escape)";
-      default: {
-        char code[8];
-        std::snprintf(code, sizeof code, "0x%02x", u);
-        return std::string("the control character ") + code;
-      }
-    }
-  }
-  return "";
-}
 
 
 }  // namespace attn::cli

@@ -17,6 +17,8 @@
 //   write_output(predictions, text, {}, {run_dir});  // checked again, then written
 #pragma once
 
+#include "../data/text_file.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <string>
@@ -66,9 +68,8 @@ void remember_run_corpora(const std::string& run, const nlohmann::json& config);
 // escape reaches the screen and no SVG holds a character XML forbids.
 std::string visible_text(const std::string& text);
 
-// The first control character of `text` (ESC, TAB, a newline, NUL...) named as a reader knows it
-// ("ESC (\\u001b, a terminal escape)", "a TAB"), or "" if it holds none.
-std::string control_character(const std::string& text);
+// The first control character of `text` named as a reader knows it, or "" (data/text_file.hpp).
+using data::control_character;
 
 // Writes a file attn owns (a run's plots, the demo's pictures): replaced atomically, never
 // through a link (a link in its place is replaced, not followed). Errors name `path` and the cause.

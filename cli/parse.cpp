@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <sstream>
+#include <vector>
 
 namespace attn::cli {
 
@@ -92,14 +93,6 @@ double parse_real(const std::string& what, const std::string& text, Bounds bound
   return value;
 }
 
-bool valid_utf8(const std::string& text) {
-  try {  // exactly the test nlohmann::json applies when it writes a file
-    (void)nlohmann::json(text).dump();
-    return true;
-  } catch (const nlohmann::json::type_error&) {
-    return false;
-  }
-}
 
 CLI::Option* add_count(CLI::App* cmd, const std::string& flag, std::uint64_t& value, std::uint64_t min,
                        std::uint64_t max, const std::string& help) {
@@ -225,63 +218,21 @@ void Fields::only(const std::vector<std::string>& known) const {
   }
 }
 
-void check_text_encoding(const std::string& path) {
+// The file's bytes, for the checks of data/text_file.hpp ("" if it cannot be opened: its reader says why).
+namespace {
+std::string file_bytes(const std::string& path, std::size_t at_most) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) return;  // the reader says why it cannot open it
-  std::string head(64 * 1024, '\0');
-  in.read(&head[0], static_cast<std::streamsize>(head.size()));
-  head.resize(static_cast<std::size_t>(in.gcount()));
-  auto starts = [&head](const char* mark, std::size_t n) { return head.size() >= n && head.compare(0, n, mark, n) == 0; };
-  // (what the file is, why attn says so, iconv's name for it)
-  std::string encoding, why, iconv;
-  if (starts("\xFF\xFE\x00\x00", 4) || starts("\x00\x00\xFE\xFF", 4)) encoding = iconv = "UTF-32";
-  else if (starts("\xFF\xFE", 2) || starts("\xFE\xFF", 2)) encoding = iconv = "UTF-16";
-  if (!encoding.empty()) why = "it begins with a byte-order mark";
-  else if (head.size() >= 8) {
-    // Where the NUL bytes fall: ASCII text in UTF-16 has one at every other offset, in UTF-32 three of every four;
-    // big-endian puts them before the character's byte, little-endian after.
-    std::size_t at[4] = {0, 0, 0, 0};
-    for (std::size_t i = 0; i < head.size(); ++i)
-      if (head[i] == '\0') ++at[i % 4];
-    const std::size_t quarter = head.size() / 4, nuls = at[0] + at[1] + at[2] + at[3];
-    if (nuls * 16 < head.size()) {
-    } else if (at[1] * 2 >= quarter && at[2] * 2 >= quarter && (at[3] * 8 < quarter || at[0] * 8 < quarter)) {
-      encoding = "UTF-32";
-      iconv = at[0] * 8 < quarter ? "UTF-32LE" : "UTF-32BE";
-      why = "three of every four bytes are NUL";
-    } else if (std::max(at[0] + at[2], at[1] + at[3]) * 4 >= head.size() &&
-               std::min(at[0] + at[2], at[1] + at[3]) * 16 < head.size()) {
-      encoding = "UTF-16";
-      iconv = at[0] + at[2] > at[1] + at[3] ? "UTF-16BE" : "UTF-16LE";
-      why = "every other byte is NUL";
-    }
-  }
-  if (!encoding.empty())
-    throw IOError(path + ": the file is " + encoding + " text (" + why + "); attn reads UTF-8: convert it first, e.g. "
-                  "iconv -f " + iconv + " -t UTF-8 " + shell_word(path) + " > converted.txt");
-  if (head.find('\r') != std::string::npos && head.find('\n') == std::string::npos)
-    throw IOError(path + ": its lines end with CR alone (a file from an old Mac); attn reads lines ending in LF or "
-                         "CR LF: convert it first, e.g. tr '\\r' '\\n' < " + shell_word(path) + " > converted.txt");
+  if (!in) return "";
+  std::string bytes;
+  std::vector<char> buffer(1 << 16);
+  while (bytes.size() < at_most && (in.read(buffer.data(), std::streamsize(buffer.size())) || in.gcount() > 0))
+    bytes.append(buffer.data(), std::min(std::size_t(in.gcount()), at_most - bytes.size()));
+  return bytes;
 }
+}  // namespace
 
-void check_word_lengths(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return;  // the reader says why it cannot open it
-  std::size_t line = 1, word = 0;
-  char buffer[1 << 16];
-  while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
-    for (std::streamsize i = 0; i < in.gcount(); ++i) {
-      const char c = buffer[i];
-      if (c == ' ' || c == '\t' || c == '\r' || c == '\n') {
-        word = 0;
-        if (c == '\n') ++line;
-      } else if (++word > kMaxWordBytes) {
-        throw IOError(path + ":" + std::to_string(line) + ": holds a word of over " + std::to_string(kMaxWordBytes) +
-                      " bytes without a blank; a line holds sentences, whose words are shorter: correct the file "
-                      "(or split the line)");
-      }
-    }
-  }
-}
+void check_text_encoding(const std::string& path) { data::check_text_encoding(file_bytes(path, 64 * 1024), path); }
+
+void check_word_lengths(const std::string& path) { data::check_word_lengths(file_bytes(path, std::size_t(-1)), path); }
 
 }  // namespace attn::cli

@@ -10,6 +10,8 @@
 //   std::size_t steps = train.count("steps", 1, kMaxSteps);
 #pragma once
 
+#include "../data/text_file.hpp"
+
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
@@ -39,8 +41,8 @@ struct Bounds {
 };
 double parse_real(const std::string& what, const std::string& text, Bounds bounds);
 
-// Text must be valid UTF-8 to be stored in a JSON file (config.json, vocab.json).
-bool valid_utf8(const std::string& text);
+// Text must be valid UTF-8 to be stored in a JSON file (config.json, vocab.json): data/text_file.hpp.
+using data::valid_utf8;
 
 // A text file the user names (a corpus, a BPE corpus) in an encoding attn does not read is refused by what it
 // is, not by the first odd byte it holds: UTF-16 or UTF-32 (a byte-order mark, or NUL at every other byte)
@@ -51,7 +53,7 @@ void check_text_encoding(const std::string& path);
 // A word of a corpus line (a run of bytes between blanks) is at most kMaxWordBytes long: a longer one is no word
 // of a sentence (a pasted blob, a line of marks) and splitting it off its punctuation would cost seconds to
 // minutes. An IOError naming the file, the line and the length; the file is read once, in linear time.
-constexpr std::size_t kMaxWordBytes = 4096;
+using data::kMaxWordBytes;
 void check_word_lengths(const std::string& path);
 
 // CLI11 options read by the functions above; a bad value is a CLI::ValidationError

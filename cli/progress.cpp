@@ -205,14 +205,5 @@ SigintCatcher::~SigintCatcher() { ::sigaction(SIGINT, &previous_, nullptr); }
 
 bool stop_requested() { return stop_flag.load(); }
 
-std::string shell_word(const std::string& word) {
-  bool plain = !word.empty();
-  for (char c : word)
-    plain = plain && (std::isalnum(static_cast<unsigned char>(c)) || std::string("/._-+=:,@").find(c) != std::string::npos);
-  if (plain) return word;
-  std::string quoted = "'";
-  for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return quoted + "'";
-}
 
 }  // namespace attn::cli

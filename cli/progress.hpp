@@ -9,6 +9,8 @@
 //     its step (stop_requested()), so that the run can commit what it reached.
 #pragma once
 
+#include "../data/text_file.hpp"
+
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -116,8 +118,7 @@ class SigintCatcher {
 };
 bool stop_requested();
 
-// A path as the shell reads it back, for the commands attn prints: quoted when it holds anything
-// but plain characters ("runs/a" stays, "my runs/a" becomes 'my runs/a').
-std::string shell_word(const std::string& word);
+// A path as the shell reads it back, for the commands attn prints (data/text_file.hpp).
+using data::shell_word;
 
 }  // namespace attn::cli

@@ -42,9 +42,9 @@ std::string json_message(const std::exception& e) {
 
 std::string errno_text() { return std::strerror(errno); }
 
-// FNV-1a, 64 bits: a cheap fingerprint that tells a changed or damaged file (not a defence against forgery).
+// FNV-1a, 64 bits (data/text_file.hpp): a cheap fingerprint that tells a changed or damaged file.
 struct Fingerprint {
-  std::uint64_t bytes = 0, hash = 14695981039346656037ull;
+  std::uint64_t bytes = 0, hash = data::fnv1a64(nullptr, 0);
 };
 Fingerprint fingerprint(const std::string& path, const std::string& shown) {
   std::error_code ec;
@@ -56,17 +56,11 @@ Fingerprint fingerprint(const std::string& path, const std::string& shown) {
   while (in) {
     in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
     const std::size_t n = static_cast<std::size_t>(in.gcount());
-    for (std::size_t i = 0; i < n; ++i) f.hash = (f.hash ^ static_cast<unsigned char>(buffer[i])) * 1099511628211ull;
+    f.hash = data::fnv1a64(buffer.data(), n, f.hash);
     f.bytes += n;
   }
   if (in.bad()) throw IOError(shown + ": reading failed");
   return f;
-}
-
-std::string hex(std::uint64_t x) {
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(x));
-  return buf;
 }
 
 // Writes a new file and forces it to disk (a checkpoint must survive a power cut, not only a kill).
@@ -197,7 +191,7 @@ std::string with_commas(std::size_t n) {
 }
 
 std::string file_fnv1a64(const std::string& path, const std::string& shown) {
-  return hex(fingerprint(path, shown.empty() ? path : shown).hash);
+  return data::hex64(fingerprint(path, shown.empty() ? path : shown).hash);
 }
 
 // Bounded in size and depth (io::read_json_file): run folders are shared between learners.
@@ -310,9 +304,9 @@ Checkpoint::Checkpoint(const std::string& dir) {
     const std::string hash = entry.text("fnv1a64");
     if (!has(file)) throw IOError(name(file) + ": missing (manifest.json lists it)");
     const Fingerprint f = fingerprint(path(file), name(file));
-    if (f.bytes != bytes || hex(f.hash) != hash)
+    if (f.bytes != bytes || data::hex64(f.hash) != hash)
       throw IOError(name(file) + ": does not match manifest.json (" + std::to_string(f.bytes) + " bytes, hash " +
-                    hex(f.hash) + "; expected " + std::to_string(bytes) + " bytes, hash " + hash +
+                    data::hex64(f.hash) + "; expected " + std::to_string(bytes) + " bytes, hash " + hash +
                     "): changed or damaged since the checkpoint was written");
   }
 }
@@ -603,7 +597,7 @@ void commit_checkpoint(const std::string& dir, nlohmann::json config, const data
     for (const auto& name : names) {
       sync_path(tmp + "/" + name, false);
       const Fingerprint f = fingerprint(tmp + "/" + name, tmp + "/" + name);
-      files[name] = {{"bytes", f.bytes}, {"fnv1a64", hex(f.hash)}};
+      files[name] = {{"bytes", f.bytes}, {"fnv1a64", data::hex64(f.hash)}};
     }
     write_file(tmp + "/manifest.json",
                nlohmann::json{{"format", "attn-checkpoint-manifest"}, {"files", files}}.dump(2) + "\n");

@@ -14,9 +14,6 @@
 namespace attn::cli {
 
 namespace {
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
 constexpr std::uint64_t kMaxTestExamples = 1000000;
 constexpr std::uint64_t kMaxLength = 10000;   // tokens in a sequence
 constexpr std::uint64_t kMaxSymbols = 100000;  // distinct symbols of copy/reverse/sort
@@ -170,7 +167,7 @@ nlohmann::json default_task_config(const std::string& task) {
   if (task == "copy" || task == "reverse" || task == "sort")
     return {{"name", task}, {"vocab_size", 10}, {"min_length", 5}, {"max_length", 15}, {"n_train", 20000}, {"n_test", 500}};
   if (task == "dates") return {{"name", "dates"}, {"n_train", 20000}, {"n_test", 1000}};
-  if (ends_with(task, ".tsv") || ends_with(task, ".txt")) {  // absolute: eval may run from another folder
+  if (models::task_kind(task) == "FILE.tsv" || models::task_kind(task) == "FILE.txt") {  // absolute: eval may run from another folder
     const std::string file = std::filesystem::absolute(task).lexically_normal().string();
     if (!valid_utf8(file))
       throw ValueError("--task: the file name '" + task + "' is not valid UTF-8, and config.json can only store "

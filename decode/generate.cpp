@@ -32,14 +32,14 @@ Generated generate(LanguageModel& model, const std::vector<std::int64_t>& prompt
   std::vector<std::int64_t> text{data::Vocab::eos_id};
   text.insert(text.end(), prompt.begin(), prompt.end());
   Generated out;
+  DecoderState carry;  // what the model keeps from one step to the next (a Transformer: its keys and values)
   for (std::size_t step = 0; step < options.max_tokens; ++step) {
     const std::size_t from = context && text.size() > context ? text.size() - context : 0;
     const std::size_t T = text.size() - from;
     Index inputs = xt::zeros<std::int64_t>({std::size_t(1), T});  // [1, T]
     for (std::size_t t = 0; t < T; ++t) inputs(0, t) = text[from + t];
-    const xt::xarray<double> logp = model.next_log_probs(inputs);  // [1, T, V]
-    std::vector<double> last(V);
-    for (std::size_t v = 0; v < V; ++v) last[v] = logp(0, T - 1, v);
+    const xt::xarray<double> logp = model.last_log_probs(inputs, carry);  // [V]
+    std::vector<double> last(logp.begin(), logp.end());
     // <pad> and <bos> are no text: never written.
     std::vector<std::size_t> allowed;
     for (std::size_t v = 0; v < V; ++v)

@@ -5,11 +5,17 @@
 #include <xtensor/xbuilder.hpp>
 #include <xtensor/xmath.hpp>
 #include <xtensor/xtensor.hpp>
+#include <xtensor/xview.hpp>
 #include "../nn/loss.hpp"
 
 #include <cmath>
 
 namespace attn::models {
+
+xt::xarray<double> LanguageModel::last_log_probs(const Index& text, DecoderState&) {
+  const std::size_t T = text.shape()[1];
+  return xt::view(next_log_probs(text), 0, T - 1, xt::all());  // [1, T, V] -> [V]
+}
 
 // ---- chapter 20: the pointer sentinel ----
 
@@ -47,12 +53,31 @@ TransformerConfig with_source(TransformerConfig c) {
 
 TransformerLanguageModel::TransformerLanguageModel(TransformerConfig config) : transformer(with_source(config)) {}
 
-Tensor TransformerLanguageModel::logits(const Index& inputs) {
+Index TransformerLanguageModel::source(std::size_t B) const {
+  return xt::full_like(xt::zeros<std::int64_t>({B, std::size_t(1)}), kSourceToken);  // [B, 1]
+}
+
+namespace {
+
+void check_rows(const Index& inputs) {
   if (inputs.dimension() != 2 || inputs.shape()[0] == 0 || inputs.shape()[1] == 0)
-    throw ShapeError("TransformerLanguageModel: expected inputs [B, T] with B, T >= 1, got " + shape_str(Shape(inputs.shape().begin(), inputs.shape().end())));
+    throw ShapeError("TransformerLanguageModel: expected inputs [B, T] with B, T >= 1, got " +
+                     shape_str(Shape(inputs.shape().begin(), inputs.shape().end())));
+}
+
+}  // namespace
+
+Tensor TransformerLanguageModel::logits(const Index& inputs) {
+  check_rows(inputs);
   const std::size_t B = inputs.shape()[0];
-  Index src = xt::full_like(xt::zeros<std::int64_t>({B, std::size_t(1)}), kSourceToken);  // [B, 1]
-  return transformer.forward(src, std::vector<std::size_t>(B, 1), inputs);                // [B, T, V]
+  return transformer.forward(source(B), std::vector<std::size_t>(B, 1), inputs);  // [B, T, V]
+}
+
+xt::xarray<double> TransformerLanguageModel::last_log_probs(const Index& text, DecoderState& carry) {
+  check_rows(text);
+  no_grad guard;
+  if (!carry.tensors.count("memory")) carry = transformer.start(source(1), {1});  // the constant source, once
+  return xt::view(log_softmax(transformer.step(carry, text), -1).to_array(), 0, xt::all());  // [1, V] -> [V]
 }
 
 Tensor TransformerLanguageModel::loss(const Index& inputs, const Index& targets, double* cross_entropy) {

@@ -39,6 +39,11 @@ class LanguageModel {
   virtual double nll_sum(const Index& inputs, const Index& targets, std::size_t* count) = 0;
   // log p(w | x_1..x_t) for every step and every word: [B, T, V], without gradients.
   virtual xt::xarray<double> next_log_probs(const Index& inputs) = 0;
+  // log p(w | text) of the word after one row of text [1, T]: [V], without gradients, for writing one
+  // token at a time (decode/generate.hpp). `carry` is what the previous call of the same writing kept
+  // (empty at the first): a model that can keeps there what lets it read only the tokens `text` adds to
+  // that call's (the Transformer, its keys and values); the default reads the whole text again.
+  virtual xt::xarray<double> last_log_probs(const Index& text, DecoderState& carry);
   // V: the tokens it reads and predicts.
   virtual std::size_t vocab_size() const = 0;
   // The most tokens one row may hold (a Transformer's positions table; 0: no limit).
@@ -69,6 +74,9 @@ class TransformerLanguageModel : public LanguageModel {
   Tensor loss(const Index& inputs, const Index& targets, double* cross_entropy = nullptr) override;
   double nll_sum(const Index& inputs, const Index& targets, std::size_t* count) override;
   xt::xarray<double> next_log_probs(const Index& inputs) override;
+  // Through TransformerSeq2Seq::step: when `text` extends the previous call's by one token, only that
+  // token runs through the decoder, against the cached keys and values (the same values to rounding).
+  xt::xarray<double> last_log_probs(const Index& text, DecoderState& carry) override;
   std::size_t vocab_size() const override { return transformer.config.tgt_vocab; }
   std::size_t max_length() const override { return transformer.config.max_len; }
 
@@ -76,6 +84,7 @@ class TransformerLanguageModel : public LanguageModel {
 
  private:
   Tensor logits(const Index& inputs);  // [B, T, V]
+  Index source(std::size_t B) const;   // [B, 1], every row kSourceToken
 };
 
 // The model names, their defaults and how to build one from a config.json are the registry's

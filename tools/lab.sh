@@ -43,7 +43,8 @@ lab_dir() {  # lab number -> labs/NN_name
   die "there is no lab $1 (tools/lab.sh lists them)"
 }
 
-chapter_of() {  # labs/NN_name -> the chapter its README says it sits beside
+chapter_of() {  # labs/NN_name -> the chapter its README says it sits beside ("" while it has no README)
+  [ -f "$1/README.md" ] || return 0
   sed -n 's/.*Beside \[chapter \([0-9]*\)\].*/\1/p' "$1/README.md" | head -n1
 }
 

@@ -16,8 +16,8 @@ cd "$(dirname "$0")/.."
 
 packages=(g++ pkg-config meson ninja-build cmake python3 python3-nltk
           libxtensor-dev libxsimd-dev libxtensor-blas-dev libopenblas-dev doctest-dev
-          nlohmann-json3-dev libzip-dev libcli11-dev graphviz librapidcheck-dev
-          espeak-ng groff-base)  # espeak-ng: spoken words made on the machine (audio/speak.hpp);
+          nlohmann-json3-dev libzip-dev libcli11-dev graphviz librapidcheck-dev libpng-dev
+          espeak-ng groff-base)  # libpng-dev: PNG pictures (io/png.cpp); espeak-ng: spoken words made on the machine (audio/speak.hpp);
           # groff-base: the pinned manual pages rendered (tools/pinned_manpages.py)
 with_corpus=""
 for arg in "$@"; do

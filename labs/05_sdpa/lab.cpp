@@ -6,7 +6,8 @@ using attn::Mask;
 using attn::Tensor;
 
 // ---- your code ----
-// A Mask is an xtensor array of bool (xt::xarray<bool>): Mask m = Mask::from_shape({T, T}); m(i, j) = true;
+// A Mask is an xtensor array of bool (xt::xarray<bool>): Mask m = Mask::from_shape({T, T});
+// m(i, j) = j > i;  // from_shape leaves elements unset: set every one
 // [T, T]: true where key j is in query i's future (j > i).
 Mask causal_mask(std::size_t T) {
   lab::not_implemented("causal_mask");

@@ -87,7 +87,8 @@ inline Array array_of(const Tensor& t, const std::string& what) {
 }
 
 // received must have expected's shape and, element by element,
-// |received - expected| <= atol + rtol * |expected| (a NaN never passes).
+// |received - expected| <= atol + rtol * |expected| (a NaN never passes; an expected value that is
+// not finite, -inf say, is matched only by the same value: its tolerance would be inf and its score NaN).
 inline void expect_close(const std::string& what, const Array& expected, const Array& received,
                          const std::string& inputs, double rtol = 1e-7, double atol = 1e-9) {
   Shape es(expected.shape().begin(), expected.shape().end());
@@ -98,7 +99,9 @@ inline void expect_close(const std::string& what, const Array& expected, const A
   double worst_score = -1.0;
   for (std::size_t k = 0; k < expected.size(); ++k) {
     double err = std::abs(received.flat(k) - expected.flat(k));
-    double score = std::isfinite(received.flat(k)) ? err / (atol + rtol * std::abs(expected.flat(k))) : INFINITY;
+    double score = !std::isfinite(expected.flat(k)) ? (received.flat(k) == expected.flat(k) ? 0.0 : INFINITY)
+                   : std::isfinite(received.flat(k)) ? err / (atol + rtol * std::abs(expected.flat(k)))
+                                                     : INFINITY;
     if (score > worst_score) worst_score = score, worst = k;
   }
   if (worst_score > 1.0)
@@ -155,37 +158,87 @@ inline Mismatch at_extreme(const Mismatch& m, bool finite, bool right_at_ordinar
                   regime_hint);
 }
 
-// For a check whose real scores all lie below -1e4: the row (over the last axis) where the
-// blocked positions took the weight from the real ones, as "; in row [b, ...] ...", or "".
-// `weights` and `blocked` have the same shape; rows blocked entirely are left out.
-inline std::string blocked_outrank_real(const Array& weights, const attn::Mask& blocked) {
+// The sums of the real and of the blocked weights (by magnitude) in row `row` of `weights`
+// (over its last axis, `blocked` of the same shape), and the row's index without the last axis.
+inline Shape blocked_row_sums(const Array& weights, const attn::Mask& blocked, std::size_t row, double& real,
+                              double& taken, std::size_t& real_count) {
   Shape ws(weights.shape().begin(), weights.shape().end());
-  if (ws.empty() || !std::equal(ws.begin(), ws.end(), blocked.shape().begin(), blocked.shape().end())) return "";
   std::size_t n = ws.back();
+  real = taken = 0.0;
+  real_count = 0;
+  for (std::size_t j = 0; j < n; ++j) {
+    double w = weights.flat(row * n + j);
+    if (blocked.flat(row * n + j)) taken += std::abs(w);
+    else real += w, ++real_count;
+  }
+  Shape index = unravel(row * n, ws);
+  index.pop_back();
+  return index;
+}
+
+inline bool same_shape(const Array& weights, const attn::Mask& blocked) {
+  return weights.dimension() > 0 &&
+         std::equal(weights.shape().begin(), weights.shape().end(), blocked.shape().begin(), blocked.shape().end());
+}
+
+// For a check whose real scores all lie far below 0 (near -1e12): the row (over the last axis)
+// where the blocked positions took the weight from the real ones, as "; in row [b, ...] ...", or "".
+// `weights` and `blocked` have the same shape; rows blocked entirely are left out. A NaN counts
+// as wrong (0/0: the blocked weights zeroed after the softmax, then renormalised).
+inline std::string blocked_outrank_real(const Array& weights, const attn::Mask& blocked) {
+  if (!same_shape(weights, blocked)) return "";
+  std::size_t n = weights.shape().back();
   for (std::size_t row = 0; row * n < weights.size(); ++row) {
-    double real = 0.0, taken = 0.0;
-    std::size_t real_count = 0;
-    for (std::size_t j = 0; j < n; ++j) {
-      double w = weights.flat(row * n + j);
-      if (blocked.flat(row * n + j)) taken += std::abs(w);
-      else real += w, ++real_count;
-    }
+    double real, taken;
+    std::size_t real_count;
+    Shape index = blocked_row_sums(weights, blocked, row, real, taken, real_count);
     if (real_count == 0 || real_count == n) continue;
-    if (taken > 1e-6 || std::abs(real - 1.0) > 1e-6) {
-      Shape index = unravel(row * n, ws);
-      index.pop_back();
-      return "; in row " + shape_str(index) + " the real positions' weights sum to " + num_str(real) +
-             " and the blocked ones' to " + num_str(taken) + ": the blocked scores outranked real scores below -1e4";
-    }
+    if (taken <= 1e-6 && std::abs(real - 1.0) <= 1e-6) continue;
+    std::string where = "; in row " + shape_str(index) + " the real positions' weights sum to " + num_str(real);
+    if (std::isnan(real) && std::isnan(taken))
+      return where + ": 0/0, the blocked weights zeroed after a softmax in which the blocked scores took all the "
+                     "weight, then renormalised";
+    if (taken <= 1e-6)
+      return where + " and the blocked ones' are 0 (zeroed after the softmax): the blocked scores outranked real "
+                     "scores in the softmax before that, and the real weights underflowed to 0";
+    return where + " and the blocked ones' to " + num_str(taken) + ": the blocked scores outranked real scores";
   }
   return "";
 }
 
-// The hint when blocked_outrank_real found such a row.
+// For a check at large ordinary scores: the row whose real weights sum to 0 (or NaN) while its
+// blocked ones are 0, as "; in row [b, ...] ...", or "": the blocked scores won the softmax and
+// were zeroed after it (renormalised or not).
+inline std::string blocked_zeroed_after_softmax(const Array& weights, const attn::Mask& blocked) {
+  if (!same_shape(weights, blocked)) return "";
+  std::size_t n = weights.shape().back();
+  for (std::size_t row = 0; row * n < weights.size(); ++row) {
+    double real, taken;
+    std::size_t real_count;
+    Shape index = blocked_row_sums(weights, blocked, row, real, taken, real_count);
+    // Zeroed after the softmax: real 0 and blocked 0; renormalised after it: 0/0 on both sides.
+    bool zeroed = (real == 0.0 && taken == 0.0) || (std::isnan(real) && std::isnan(taken));
+    if (real_count == 0 || real_count == n || !zeroed) continue;
+    return "; in row " + shape_str(index) + " the real positions' weights sum to " + num_str(real) +
+           " and the blocked ones are 0 (or NaN): the blocked scores took all the weight in the softmax and were "
+           "zeroed after it";
+  }
+  return "";
+}
+
+// The hints when blocked_outrank_real or blocked_zeroed_after_softmax found such a row.
 inline const char* blocked_fill_hint =
-    "the value the blocked scores are filled with must lie below every real score: this row's real scores are all "
-    "below -1e4, so a fill such as -1e4 wins the softmax; fill with -1e30, as attn does (or -infinity), before the "
-    "softmax";
+    "the value the blocked scores are filled with must lie below every real score: this row's real scores lie "
+    "near -1e12, so any finite fill above them wins the softmax (-1e4, and -1e9 too, the Annotated Transformer's: "
+    "it is right only while every real score stays above it); fill with -1e30, as attn does (or -infinity), "
+    "before the softmax";
+inline const char* blocked_after_softmax_hint =
+    "block the scores before the softmax (masked_fill(scores, mask, -1e30): a fill below every real score); "
+    "zeroing the blocked weights after it, renormalised or not, leaves 0 (or 0/0) where the blocked scores took "
+    "all the weight";
+inline std::string blocked_hint(const std::string& outrank) {
+  return outrank.find("0/0") != std::string::npos ? blocked_after_softmax_hint : blocked_fill_hint;
+}
 
 // The learner's backward rule: given the op's inputs, its output and the incoming
 // gradient, one gradient per input (a Tensor of that input's shape).

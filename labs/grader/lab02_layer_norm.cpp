@@ -21,13 +21,18 @@ inline const char* backward =
 inline const char* backward_eps =
     "your backward is right with eps 1e-5 and wrong with another eps: it must use its eps argument, "
     "rstd = 1 / sqrt(var + eps) with the eps it is given";
+inline const char* backward_no_eps =
+    "use eps in the backward too: rstd = 1 / sqrt(var + eps), the forward's, with the eps argument it is given";
+inline const char* forward_first =
+    "your backward is right; the forward is wrong (see its check): the gradcheck differentiates your forward, so "
+    "fix the forward first";
 inline const char* backward_offset =
     "your backward is right without the offset and wrong with it: compute the variance in the backward as "
     "mean((x - mean)^2), not mean(x^2) - mean^2 (the difference of two huge numbers loses it to rounding)";
 }  // namespace hint
 
 // The usual mistakes of the forward, to name the one a learner's values match.
-enum class Variant { unbiased, eps_outside, eps_ignored, naive_variance };
+enum class Variant { unbiased, eps_outside, eps_ignored, naive_variance, swapped };
 
 inline Tensor forward_variant(const Tensor& x, const Tensor& gamma, const Tensor& beta, double eps, Variant v) {
   Tensor mean = attn::mean(x, {-1}, true), centered = x - mean;
@@ -38,7 +43,7 @@ inline Tensor forward_variant(const Tensor& x, const Tensor& gamma, const Tensor
   Tensor denominator = v == Variant::eps_outside ? attn::sqrt(var) + eps
                        : v == Variant::eps_ignored ? attn::sqrt(var)
                                                    : attn::sqrt(var + eps);
-  return centered / denominator * gamma + beta;
+  return v == Variant::swapped ? centered / denominator * beta + gamma : centered / denominator * gamma + beta;
 }
 
 // The mistake whose values the learner's forward output matches, as {what, hint}, or {"", ""}.
@@ -50,7 +55,9 @@ inline std::pair<std::string, std::string> diagnose_forward(const Tensor& x, con
       {Variant::eps_outside, "eps added outside the square root", hint::eps},
       {Variant::eps_ignored, "eps left out, (x - mean) / sqrt(var)",
        "use the eps argument: (x - mean) / sqrt(var + eps), eps inside the square root"},
-      {Variant::naive_variance, "the variance as mean(x^2) - mean^2", hint::offset}};
+      {Variant::naive_variance, "the variance as mean(x^2) - mean^2", hint::offset},
+      {Variant::swapped, "gamma and beta swapped, xhat * beta + gamma",
+       "y = xhat * gamma + beta: gamma scales and beta shifts (the arguments come in the order x, gamma, beta, eps)"}};
   attn::no_grad guard;
   if (x.size(-1) < 2) return {"", ""};
   for (const auto& [variant, what, hint] : mistakes) {
@@ -142,14 +149,42 @@ Result grade(const LayerNorm& ln, std::ostream& os) {
                    shapes_str({{"x", shape}, {"gamma", {d}}}), 1e-8, 1e-10);
     }
   });
+  // Whether the learner's backward, given `eps`, gives attn::layer_norm's gradients with `ref_eps`.
+  auto backward_matches = [&](const Tensor& x, const Tensor& gamma, const Tensor& beta, const Tensor& r, double eps,
+                              double ref_eps) {
+    Tensor xl(x.data<double>(), true), gl(gamma.data<double>(), true), bl(beta.data<double>(), true);
+    Tensor xr(x.data<double>(), true), gr(gamma.data<double>(), true), br(beta.data<double>(), true);
+    try {
+      layer_norm_op(ln, xl, gl, bl, eps).backward(r);
+      attn::layer_norm(xr, {x.size(-1)}, gr, br, ref_eps).backward(r);
+      expect_close("dx", xr.grad().data<double>(), xl.grad(), "", 1e-8, 1e-10);
+      expect_close("dgamma", gr.grad().data<double>(), gl.grad(), "", 1e-8, 1e-10);
+      expect_close("dbeta", br.grad().data<double>(), bl.grad(), "", 1e-8, 1e-10);
+    } catch (const std::exception&) {
+      return false;
+    }
+    return true;
+  };
+  auto no_eps = [&](const Mismatch& m, const Tensor& x, const Tensor& gamma, const Tensor& beta, const Tensor& r,
+                    double eps) {
+    if (backward_matches(x, gamma, beta, r, eps, 0.0))
+      throw Mismatch(m.what() + std::string("; your gradients are what eps 0 gives: eps left out of the backward"),
+                     hint::backward_no_eps);
+  };
   grader.check("backward: gradients vs PyTorch (x [2, 3, 6])", hint::backward, [&] {
-    Tensor x = ref.tensor("fixed", "x", true), gamma = ref.tensor("fixed", "gamma", true),
-           beta = ref.tensor("fixed", "beta", true);
-    layer_norm_op(ln, x, gamma, beta, ref.scalar("fixed", "eps")).backward(ref.tensor("fixed", "r"));
-    std::string shapes = shapes_str({{"x", x.shape()}, {"gamma", gamma.shape()}, {"beta", beta.shape()}});
-    expect_close("the gradient of x", ref.array("fixed", "grad_x"), x.grad(), shapes);
-    expect_close("the gradient of gamma", ref.array("fixed", "grad_gamma"), gamma.grad(), shapes);
-    expect_close("the gradient of beta", ref.array("fixed", "grad_beta"), beta.grad(), shapes);
+    try {
+      Tensor x = ref.tensor("fixed", "x", true), gamma = ref.tensor("fixed", "gamma", true),
+             beta = ref.tensor("fixed", "beta", true);
+      layer_norm_op(ln, x, gamma, beta, ref.scalar("fixed", "eps")).backward(ref.tensor("fixed", "r"));
+      std::string shapes = shapes_str({{"x", x.shape()}, {"gamma", gamma.shape()}, {"beta", beta.shape()}});
+      expect_close("the gradient of x", ref.array("fixed", "grad_x"), x.grad(), shapes);
+      expect_close("the gradient of gamma", ref.array("fixed", "grad_gamma"), gamma.grad(), shapes);
+      expect_close("the gradient of beta", ref.array("fixed", "grad_beta"), beta.grad(), shapes);
+    } catch (const Mismatch& m) {
+      no_eps(m, ref.tensor("fixed", "x"), ref.tensor("fixed", "gamma"), ref.tensor("fixed", "beta"),
+             ref.tensor("fixed", "r"), ref.scalar("fixed", "eps"));
+      throw;
+    }
   });
   // The learner's gradients of L = sum(y * r) at x, against attn::layer_norm's at x_ref
   // (the same point when x_ref is x; layer norm ignores a common offset, so its gradients
@@ -172,6 +207,7 @@ Result grade(const LayerNorm& ln, std::ostream& os) {
     try {
       expect_backward(x, x, gamma, beta, r, 0.5, 1e-8, 1e-10);
     } catch (const Mismatch& m) {
+      no_eps(m, x, gamma, beta, r, 0.5);
       // Named by what the values show: right with eps 1e-5 (every other backward check's), wrong with 0.5.
       try {
         expect_backward(x, x, gamma, beta, r, 1e-5, 1e-8, 1e-10);
@@ -208,9 +244,28 @@ Result grade(const LayerNorm& ln, std::ostream& os) {
       shape.back() = rng.integer(2, 6);
       std::size_t d = shape.back();
       Tensor x(rng.array(shape, -2.0, 2.0), true), gamma(rng.array({d}, 0.5, 1.5), true), beta(rng.array({d}), true);
-      expect_gradients("layer_norm",
-                       [&](const std::vector<Tensor>& in) { return layer_norm_op(ln, in[0], in[1], in[2], 1e-5); },
-                       {x, gamma, beta}, {"x", "gamma", "beta"});
+      try {
+        expect_gradients("layer_norm",
+                         [&](const std::vector<Tensor>& in) { return layer_norm_op(ln, in[0], in[1], in[2], 1e-5); },
+                         {x, gamma, beta}, {"x", "gamma", "beta"});
+      } catch (const Mismatch& m) {
+        // The finite differences run the learner's forward: a right backward is blamed for a wrong forward.
+        Tensor r(rng.array(shape));
+        if (!backward_matches(x, gamma, beta, r, 1e-5, 1e-5)) throw;
+        attn::Tensor y;
+        {
+          attn::no_grad guard;
+          y = ln.forward(x, gamma, beta, 1e-5);
+        }
+        try {
+          expect_close("y", attn::layer_norm(x.detach(), {d}, gamma.detach(), beta.detach(), 1e-5).data<double>(), y, "",
+                       1e-8, 1e-10);
+        } catch (const std::exception&) {
+          throw Mismatch(m.what() + std::string("; your backward gives attn::layer_norm's gradients at these inputs"),
+                         hint::forward_first);
+        }
+        throw;
+      }
     }
   };
   grader.check("backward: gradcheck, random 1-D and 2-D shapes", hint::backward, [&] { random_gradcheck(2100, 1, 2); });

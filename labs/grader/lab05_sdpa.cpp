@@ -12,6 +12,9 @@ namespace hint {
 inline const char* causal =
     "true strictly above the diagonal (key j > query i): a query sees itself and every earlier step";
 inline const char* padding = "true at positions j >= lengths[b]; a length of 0 blocks the whole row";
+inline const char* unset =
+    "set every element, the false ones too (m(i, j) = j > i;): Mask::from_shape leaves them unset, holding "
+    "whatever the memory held before";
 inline const char* attend =
     "scores = q k^T / sqrt(D) ([B, Tq, D] x [B, D, Tk]); mask the scores before the softmax (masked_fill "
     "with -1e30), the softmax over Tk (the last axis); out = weights v";
@@ -88,6 +91,29 @@ inline void expect_mask(const std::string& what, const attn::Mask& expected, con
                      (expected.flat(k) ? "true" : "false") + ", received " + (got.flat(k) ? "true" : "false"));
 }
 
+// Whether the learner's mask shows elements left unset: a byte neither 0 nor 1, a true where
+// neither the rule nor its off-by-one has one (`may_be_true`), or two calls that differ.
+inline bool looks_unset(const attn::Mask& got, const attn::Mask& again, const std::function<bool(const Shape&)>& may_be_true) {
+  Shape gs(got.shape().begin(), got.shape().end()), as(again.shape().begin(), again.shape().end());
+  const auto* bytes = reinterpret_cast<const unsigned char*>(got.data());
+  const auto* again_bytes = reinterpret_cast<const unsigned char*>(again.data());
+  for (std::size_t k = 0; k < got.size(); ++k) {
+    if (bytes[k] > 1 || (bytes[k] == 1 && !may_be_true(unravel(k, gs)))) return true;
+    if (gs == as && bytes[k] != again_bytes[k]) return true;
+  }
+  return false;
+}
+
+// Throws with the unset hint where two calls of `make` show elements left unset. Run over every
+// case before comparing any (one case alone can look like an off-by-one).
+inline void expect_set(const std::string& what, std::size_t dims, const std::function<attn::Mask()>& make,
+                       const std::string& inputs, const std::function<bool(const Shape&)>& may_be_true) {
+  attn::Mask got = make(), again = make();
+  if (got.shape().size() == dims && looks_unset(got, again, may_be_true))
+    throw Mismatch(what + " (" + inputs + "): its elements differ between two calls or hold trues no rule gives",
+                   hint::unset);
+}
+
 // Random padding and causal masks [B, T, T], some rows blocked entirely when `empty_rows`.
 inline attn::Mask random_mask(Random& rng, std::size_t B, std::size_t Tq, std::size_t Tk, bool empty_rows) {
   attn::Mask m = attn::Mask::from_shape({B, Tq, Tk});
@@ -109,23 +135,32 @@ Result grade(const Attention& m, std::ostream& os) {
   Reference ref("lab05_sdpa");
 
   grader.check("causal_mask(T) for T from 1 to 6 vs nn::causal_mask", hint::causal, [&] {
+    for (std::size_t T = 1; T <= 6; ++T)
+      expect_set("causal_mask(" + std::to_string(T) + ")", 2, [&] { return m.causal_mask(T); }, "T " + std::to_string(T),
+                 [](const Shape& ij) { return ij.size() == 2 && ij[1] >= ij[0]; });
     for (std::size_t T = 1; T <= 6; ++T) expect_mask("causal_mask(" + std::to_string(T) + ")", attn::nn::causal_mask(T),
                                                    m.causal_mask(T), "T " + std::to_string(T));
   });
   grader.check("padding_mask(lengths, T), lengths from 0 to T, vs nn::padding_mask", hint::padding, [&] {
-    Random rng(5000);
-    for (int trial = 0; trial < 8; ++trial) {
-      std::size_t B = rng.integer(1, 4), T = rng.integer(1, 6);
-      std::vector<std::size_t> lengths(B);
-      attn::Index idx = attn::Index::from_shape({B});
-      std::string text;
-      for (std::size_t b = 0; b < B; ++b) {
-        lengths[b] = rng.integer(0, T);
-        idx(b) = static_cast<std::int64_t>(lengths[b]);
-        text += (b ? ", " : "") + std::to_string(lengths[b]);
+    for (bool compare : {false, true}) {  // every case for unset elements first, then the values
+      Random rng(5000);
+      for (int trial = 0; trial < 8; ++trial) {
+        std::size_t B = rng.integer(1, 4), T = rng.integer(1, 6);
+        std::vector<std::size_t> lengths(B);
+        attn::Index idx = attn::Index::from_shape({B});
+        std::string text;
+        for (std::size_t b = 0; b < B; ++b) {
+          lengths[b] = rng.integer(0, T);
+          idx(b) = static_cast<std::int64_t>(lengths[b]);
+          text += (b ? ", " : "") + std::to_string(lengths[b]);
+        }
+        std::string inputs = "lengths {" + text + "}, T " + std::to_string(T);
+        if (compare)
+          expect_mask("padding_mask", attn::nn::padding_mask(idx, T), m.padding_mask(lengths, T), inputs);
+        else
+          expect_set("padding_mask", 2, [&] { return m.padding_mask(lengths, T); }, inputs,
+                     [&](const Shape& bj) { return bj.size() != 2 || bj[0] >= B || bj[1] + 1 >= lengths[bj[0]]; });
       }
-      expect_mask("padding_mask", attn::nn::padding_mask(idx, T), m.padding_mask(lengths, T),
-                  "lengths {" + text + "}, T " + std::to_string(T));
     }
   });
   auto fixed = [&](const std::string& c, bool requires_grad) {
@@ -175,14 +210,31 @@ Result grade(const Attention& m, std::ostream& os) {
     Random rng(5200);
     std::vector<Tensor> a = random_args(rng, 2, 4, 4, 8, 3, false, 100.0);
     attn::Mask mask = random_mask(rng, 2, 4, 4, false);
-    expect_output(a, mask, reference(a[0], a[1], a[2], mask), call(m, a, mask));
+    Output got = call(m, a, mask);
+    try {
+      expect_output(a, mask, reference(a[0], a[1], a[2], mask), got);
+    } catch (const Mismatch& e) {
+      // Real weights of 0 (or NaN) beside blocked weights of 0: the mask came after the softmax.
+      std::string zeroed = blocked_zeroed_after_softmax(array_of(got.second, "weights"), mask);
+      if (zeroed.empty()) throw;
+      throw Mismatch(e.what() + zeroed, blocked_after_softmax_hint);
+    }
   });
-  grader.check("real scores all below -1e4 (q near 100, k near -100), blocked keys still at 0", hint::attend, [&] {
-    // D 4: every score is about -100 * 100 * 4 / sqrt(4) = -2e4, spread by a few units.
+  grader.check("real scores near -1e12 (q[..., 0] = 1e6, k[..., 0] = -2e6), blocked keys still at 0", hint::attend,
+               [&] {
+    // D 4: feature 0 gives every score -1e6 * 2e6 / sqrt(4) = -1e12, features 1 to 3 (multiples of 1/8 in
+    // [-1, 1]) spread it by a few units. Every product and sum is exact in doubles, so the scores do not
+    // depend on the order of the operations; a fill above -1e12 (-1e4, -1e9) takes every weight.
     Random rng(5400);
     std::size_t B = 2, Tq = 3, Tk = 4, D = 4;
-    std::vector<Tensor> a = {Tensor(Array(rng.array({B, Tq, D}, -0.01, 0.01) + 100.0)),
-                             Tensor(Array(rng.array({B, Tk, D}, -0.01, 0.01) - 100.0)), Tensor(rng.array({B, Tk, 3}))};
+    auto eighths = [&](const Shape& s, double first) {
+      Array x = xt::round(rng.array(s) * 8.0) / 8.0;
+      for (std::size_t b = 0; b < s[0]; ++b)
+        for (std::size_t t = 0; t < s[1]; ++t) x(b, t, 0) = first;
+      return x;
+    };
+    std::vector<Tensor> a = {Tensor(eighths({B, Tq, D}, 1e6)), Tensor(eighths({B, Tk, D}, -2e6)),
+                             Tensor(rng.array({B, Tk, 3}))};
     attn::Mask mask = attn::Mask::from_shape({B, Tq, Tk});
     for (std::size_t b = 0; b < B; ++b)
       for (std::size_t i = 0; i < Tq; ++i)
@@ -191,13 +243,17 @@ Result grade(const Attention& m, std::ostream& os) {
     try {
       expect_output(a, mask, reference(a[0], a[1], a[2], mask), got);
     } catch (const Mismatch& e) {
-      // The fill named only when the mask works at ordinary scores (q and k near +-1, scores near -2).
-      std::vector<Tensor> ordinary = {Tensor(Array(a[0].data<double>() * 1e-2)), Tensor(Array(a[1].data<double>() * 1e-2)),
-                                      a[2]};
+      // Named only when the mask works at ordinary scores (feature 0 set to 1 and -2: scores near -1).
+      Array qo = a[0].data<double>(), ko = a[1].data<double>();
+      for (std::size_t b = 0; b < B; ++b) {
+        for (std::size_t i = 0; i < Tq; ++i) qo(b, i, 0) = 1.0;
+        for (std::size_t j = 0; j < Tk; ++j) ko(b, j, 0) = -2.0;
+      }
+      std::vector<Tensor> ordinary = {Tensor(qo), Tensor(ko), a[2]};
       std::string outrank = blocked_outrank_real(array_of(got.second, "weights"), mask);
       if (outrank.empty() || !blocked_outrank_real(array_of(call(m, ordinary, mask).second, "weights"), mask).empty())
         throw;
-      throw Mismatch(e.what() + outrank, blocked_fill_hint);
+      throw Mismatch(e.what() + outrank, blocked_hint(outrank));
     }
   });
   grader.check("gradcheck, random shapes and masks, q, k and v", hint::attend, [&] {

@@ -22,7 +22,7 @@ inline const char* moments = "m = beta1 m + (1 - beta1) g and v = beta2 v + (1 -
 // Kingma & Ba's section 2 reordering, lr_t = lr sqrt(1 - beta2^t) / (1 - beta1^t) and
 // p -= lr_t m / (sqrt(v) + eps): the same step but for eps, which it adds to sqrt(v) before
 // the correction, so that it acts as eps sqrt(1 - beta2^t). Learners who read section 2 write it.
-enum class Variant { section2, eps_inside_sqrt, no_bias_correction };
+enum class Variant { section2, eps_inside_sqrt, no_bias_correction, eps_ignored };
 
 inline void variant_step(Variant variant, Array& p, const Array& g, Array& m, Array& v, long t, double lr, double b1,
                          double b2, double eps) {
@@ -35,6 +35,8 @@ inline void variant_step(Variant variant, Array& p, const Array& g, Array& m, Ar
     p -= lr * std::sqrt(1.0 - std::pow(b2, tt)) / (1.0 - std::pow(b1, tt)) * m / (xt::sqrt(v) + eps);
   else if (variant == Variant::eps_inside_sqrt)
     p -= lr * (m * ms) / xt::sqrt(v * vs + eps);
+  else if (variant == Variant::eps_ignored)
+    p -= lr * (m * ms) / xt::sqrt(v * vs);
   else
     p -= lr * (m * ms) / (xt::sqrt(v * vs) + eps);
 }
@@ -54,7 +56,10 @@ inline const std::vector<Mistake>& mistakes() {
       {Variant::eps_inside_sqrt, "eps inside the square root, sqrt(v_hat + eps)", hint::tiny},
       {Variant::no_bias_correction, "no bias correction",
        "divide m by (1 - beta1^t) and v by (1 - beta2^t) before the step of p: the bias corrections, which undo "
-       "the moments' start at 0"}};
+       "the moments' start at 0"},
+      {Variant::eps_ignored, "eps left out: m_hat / sqrt(v_hat)",
+       "add eps after the square root, p -= lr * m_hat / (sqrt(v_hat) + eps): it changes the step by a part in "
+       "1e7 at ordinary gradients and sets its size for gradients near eps (without it every step is about lr)"}};
   return list;
 }
 

@@ -31,12 +31,16 @@ inline std::vector<Tensor*> fields(Params& p) {
           &p.norm2_weight,   &p.norm2_bias};
 }
 
-enum class Variant { right, pre_norm, scale_by_model, no_mask, no_ff_residual };
+enum class Variant { right, pre_norm, scale_by_model, no_mask, no_ff_residual, eps_1e6, eps_1e6_norm1, eps_1e6_norm2 };
 
 // attn's own composition, and the usual mistakes.
 inline Tensor reference(const Tensor& x, const attn::Mask& pad, const Params& p, Variant v = Variant::right) {
   std::size_t D = x.size(2), H = p.num_heads;
-  auto norm = [&](const Tensor& t, const Tensor& w, const Tensor& b) { return attn::layer_norm(t, {D}, w, b, 1e-5); };
+  auto norm = [&](const Tensor& t, const Tensor& w, const Tensor& b) {  // eps 1e-6 in one norm or both: a mistake
+    bool small = v == Variant::eps_1e6 || (v == Variant::eps_1e6_norm1 && &w == &p.norm1_weight) ||
+                 (v == Variant::eps_1e6_norm2 && &w == &p.norm2_weight);
+    return attn::layer_norm(t, {D}, w, b, small ? 1e-6 : 1e-5);
+  };
   auto attention = [&](const Tensor& t) {
     std::vector<Tensor> qkv = attn::chunk(attn::linear(t, p.in_proj_weight, p.in_proj_bias), 3, 2);  // [B, T, D] each
     Tensor q = attn::split_heads(qkv[0], H), k = attn::split_heads(qkv[1], H), vv = attn::split_heads(qkv[2], H);
@@ -63,7 +67,10 @@ inline std::string diagnose(const Tensor& x, const attn::Mask& pad, const Params
       {Variant::pre_norm, "pre-norm (the norm before each sublayer): PyTorch's default is post-norm"},
       {Variant::scale_by_model, "the scores divided by sqrt(D): divide by sqrt(D / H), a head's size"},
       {Variant::no_mask, "the padding mask is not applied"},
-      {Variant::no_ff_residual, "no residual around the feed-forward: x + linear2(relu(linear1(x)))"}};
+      {Variant::no_ff_residual, "no residual around the feed-forward: x + linear2(relu(linear1(x)))"},
+      {Variant::eps_1e6, "the layer norms' eps 1e-6: nn.TransformerEncoderLayer's layer_norm_eps is 1e-5"},
+      {Variant::eps_1e6_norm1, "norm1's eps 1e-6: nn.TransformerEncoderLayer's layer_norm_eps is 1e-5"},
+      {Variant::eps_1e6_norm2, "norm2's eps 1e-6: nn.TransformerEncoderLayer's layer_norm_eps is 1e-5"}};
   attn::no_grad guard;
   for (const auto& [variant, what] : mistakes) {
     try {
@@ -125,19 +132,20 @@ Result grade(const EncoderLayer& m, std::ostream& os) {
     expect_close("out of the permuted tokens", expected, m.layer(Tensor(xp), none, p), shapes + ", tokens in the order 2, 0, 3, 1",
                  1e-9, 1e-12);
   });
-  grader.check("real scores all below -1e4 (query bias +150, key bias -150), padded keys still ignored", hint::layer,
+  grader.check("real scores near -2e12 (query bias +1e6, key bias -1e6), padded keys still ignored", hint::layer,
                [&] {
-    // Every score is about -150 * 150 * 4 / sqrt(4) = -4.5e4 (a head has 4 features).
+    // Every score is about -1e6 * 1e6 * 4 / sqrt(4) = -2e12 (a head has 4 features): a fill above it
+    // (-1e4, -1e9) takes every weight.
     Params p = load("padding", false);
     Array bias = p.in_proj_bias.data<double>();
-    for (std::size_t d = 0; d < 8; ++d) bias(d) += 150.0, bias(8 + d) -= 150.0;
+    for (std::size_t d = 0; d < 8; ++d) bias(d) += 1e6, bias(8 + d) -= 1e6;
     p.in_proj_bias = Tensor(bias);
     Tensor x = ref.tensor("padding", "x");
     attn::Mask pad = xt::cast<bool>(ref.array("padding", "mask"));
     attn::no_grad guard;
     Tensor out = m.layer(x, pad, p);
     try {
-      expect_close("out", reference(x, pad, p).data<double>(), out, shapes + ", real scores near -4.5e4", 1e-8, 1e-10);
+      expect_close("out", reference(x, pad, p).data<double>(), out, shapes + ", real scores near -2e12", 1e-8, 1e-10);
     } catch (const Mismatch& e) {
       // Named by what the values show: the padded tokens' x changes the real tokens' outputs here,
       // and does not with the fixed inputs' ordinary scores.
@@ -156,7 +164,7 @@ Result grade(const EncoderLayer& m, std::ostream& os) {
       };
       if (!leaks(p) || leaks(load("padding", false))) throw;
       throw Mismatch(e.what() + std::string("; the padded tokens' x changes the real tokens' outputs: the blocked "
-                                            "scores outranked real scores below -1e4"),
+                                            "scores outranked real scores near -2e12"),
                      blocked_fill_hint);
     }
   });

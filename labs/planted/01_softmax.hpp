@@ -24,6 +24,13 @@ inline std::vector<Planted<lab::softmax::Softmax>> all() {
   out.push_back({"softmax without subtracting the row max (overflows)", s, "subtract each row's max"});
 
   s = base;
+  s.softmax = [](const Tensor& x) {
+    Tensor e = attn::exp(x - attn::max(x));  // the tensor's max: a row far below it underflows
+    return e / attn::sum(e, {-1}, true);
+  };
+  out.push_back({"softmax subtracting the tensor's max, not each row's", s, "not the tensor's max", true});
+
+  s = base;
   s.softmax_backward = [](const Tensor& y, const Tensor& g) { return y * g; };
   out.push_back({"softmax_backward forgets the term -y * sum(g * y)", s, "off-diagonal term"});
 

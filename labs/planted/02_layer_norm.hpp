@@ -24,6 +24,14 @@ inline std::vector<Planted<lab::layer_norm::LayerNorm>> all() {
     return centered / attn::sqrt(var + eps) * gamma + beta;
   };
   out.push_back({"the unbiased variance (divides by D - 1)", s, "by D, not D - 1", true});
+  // The same wrong forward beside the right backward: the gradchecks must not blame the backward.
+  out.push_back({"a wrong forward, the right backward", s, "your backward is right; the forward is wrong"});
+
+  s = base;
+  s.forward = [](const Tensor& x, const Tensor& gamma, const Tensor& beta, double eps) {
+    return good::solution().forward(x, beta, gamma, eps);  // gamma and beta swapped
+  };
+  out.push_back({"gamma and beta swapped in the forward", s, "gamma and beta swapped", true});
 
   s = base;
   s.forward = [](const Tensor& x, const Tensor& gamma, const Tensor& beta, double eps) {
@@ -52,6 +60,12 @@ inline std::vector<Planted<lab::layer_norm::LayerNorm>> all() {
     return good::layer_norm_backward(x, gamma, g, 1e-5);  // the usual value, not the argument
   };
   out.push_back({"the backward ignores its eps argument and uses 1e-5", s, "must use its eps argument"});
+
+  s = base;
+  s.backward = [](const Tensor& x, const Tensor& gamma, const Tensor& g, double) {
+    return good::layer_norm_backward(x, gamma, g, 0.0);  // eps left out: rstd = 1 / sqrt(var)
+  };
+  out.push_back({"the backward leaves eps out", s, "eps left out of the backward", true});
 
   s = base;
   s.backward = [](const Tensor& x, const Tensor& gamma, const Tensor& g, double eps) {

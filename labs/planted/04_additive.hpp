@@ -15,7 +15,7 @@ using Output = std::pair<Tensor, Tensor>;
 
 struct Options {
   bool no_mask = false, mask_after_softmax = false, no_tanh = false, softmax_over_batch = false,
-       unstable_softmax = false;
+       unstable_softmax = false, renormalised_after_softmax = false;
   double fill = -1e30;  // what blocked scores are filled with
 };
 
@@ -28,6 +28,9 @@ inline Output attend(const Options& o, const Tensor& s, const Tensor& h, const T
     weights = attn::softmax(e, -1);
   } else if (o.mask_after_softmax) {
     weights = attn::masked_fill(attn::softmax(e, -1), mask, 0.0);
+  } else if (o.renormalised_after_softmax) {  // right while no real weight underflows
+    Tensor w0 = attn::masked_fill(attn::softmax(e, -1), mask, 0.0);
+    weights = w0 / attn::sum(w0, {-1}, true);
   } else if (o.softmax_over_batch) {
     weights = attn::softmax(attn::masked_fill(e, mask, -1e30), 0);
   } else if (o.unstable_softmax) {
@@ -61,8 +64,17 @@ inline std::vector<Planted<lab::additive::Additive>> all() {
   o.unstable_softmax = true;
   out.push_back({"a softmax without the max subtracted", make(o), "subtracts each row's max"});
   o = {};
-  o.fill = -1e4;  // below every score of ordinary size, above a row of scores near -8e4
+  o.fill = -1e4;  // below every score of ordinary size, above a row of scores near -8e11
   out.push_back({"padded scores filled with -1e4, not -1e30", make(o), "the blocked scores outranked real scores", true});
+  for (double fill : {-1e5, -1e9}) {  // -1e9: the Annotated Transformer's, still above -8e11
+    o = {};
+    o.fill = fill;
+    out.push_back({"padded scores filled with " + num_str(fill) + ", not -1e30", make(o), "any finite fill above them",
+                   true});
+  }
+  o = {};
+  o.renormalised_after_softmax = true;
+  out.push_back({"softmax, padded weights zeroed, renormalised", make(o), "block the scores before the softmax", true});
   return out;
 }
 

@@ -14,6 +14,7 @@ using attn::Tensor;
 
 struct Options {
   bool mean_over_all = false, smoothing_over_others = false, log_of_softmax = false, plus_log = false;
+  int ignored_as = 0;  // 1: targets == -100 (a constant), 2: targets < 0, instead of == ignore_index
 };
 
 inline Tensor loss(const Options& o, const Tensor& logits, const Index& targets, long ignore_index, double s) {
@@ -21,7 +22,8 @@ inline Tensor loss(const Options& o, const Tensor& logits, const Index& targets,
   Index safe = targets;
   xt::xarray<double> keep = xt::ones<double>({N});
   for (std::size_t i = 0; i < N; ++i)
-    if (targets(i) == ignore_index) safe(i) = 0, keep(i) = 0.0;
+    if (o.ignored_as == 1 ? targets(i) == -100 : o.ignored_as == 2 ? targets(i) < 0 : targets(i) == ignore_index)
+      safe(i) = 0, keep(i) = 0.0;
   Tensor logp = o.log_of_softmax ? attn::log(attn::softmax(logits, -1)) : attn::log_softmax(logits, -1);
   Tensor hot = attn::one_hot(safe, C);
   Tensor nll = -attn::sum(hot * logp, {-1});
@@ -54,6 +56,12 @@ inline std::vector<Planted<lab::cross_entropy::CrossEntropy>> all() {
   o = {};
   o.plus_log = true;
   out.push_back({"the sign: +log p", make(o), "the loss is -log p[target]"});
+  for (int as : {1, 2}) {
+    o = {};
+    o.ignored_as = as;
+    out.push_back({as == 1 ? "ignored targets found as == -100, a constant" : "ignored targets found as < 0", make(o),
+                   "compare each target with the ignore_index argument", true});
+  }
   return out;
 }
 

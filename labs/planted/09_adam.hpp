@@ -14,7 +14,8 @@ namespace adam {
 using Array = xt::xarray<double>;
 
 struct Options {
-  bool no_bias_correction = false, eps_inside_sqrt = false, t_from_zero = false, squares_m = false, section2 = false;
+  bool no_bias_correction = false, eps_inside_sqrt = false, t_from_zero = false, squares_m = false, section2 = false,
+       eps_ignored = false;
 };
 
 inline void step(const Options& o, Array& p, const Array& g, Array& m, Array& v, long t, double lr, double b1,
@@ -28,6 +29,8 @@ inline void step(const Options& o, Array& p, const Array& g, Array& m, Array& v,
     p -= lr * std::sqrt(1.0 - std::pow(b2, tt)) / (1.0 - std::pow(b1, tt)) * m / (xt::sqrt(v) + eps);
   else if (o.eps_inside_sqrt)
     p -= lr * (m * ms) / xt::sqrt(v * vs + eps);
+  else if (o.eps_ignored)
+    p -= lr * (m * ms) / xt::sqrt(v * vs);
   else
     p -= lr * (m * ms) / (xt::sqrt(v * vs) + eps);
 }
@@ -54,6 +57,9 @@ inline std::vector<Planted<lab::adam::Adam>> all() {
   o.section2 = true;
   out.push_back({"Kingma & Ba's section 2 form, eps on sqrt(v) before the correction", make(o),
                  "Kingma & Ba's section 2 form"});
+  o = {};
+  o.eps_ignored = true;
+  out.push_back({"eps left out of the step", make(o), "eps left out: m_hat / sqrt(v_hat)", true});
   return out;
 }
 

@@ -19,6 +19,7 @@ namespace good = lab::solutions::encoder;
 struct Options {
   bool pre_norm = false, scale_by_model = false, no_mask = false, no_ff_residual = false;
   double fill = -1e30;  // what blocked scores are filled with
+  double norm_eps = 1e-5, norm2_eps = 1e-5;
 };
 
 inline Tensor layer(const Options& o, const Tensor& x, const Mask& pad, const Params& p) {
@@ -34,7 +35,9 @@ inline Tensor layer(const Options& o, const Tensor& x, const Mask& pad, const Pa
     Tensor w = attn::softmax(attn::masked_fill(scores, blocked, o.fill), -1);
     return attn::linear(attn::merge_heads(attn::matmul(w, v)), p.out_proj_weight, p.out_proj_bias);
   };
-  auto norm = [&](const Tensor& t, const Tensor& w, const Tensor& b) { return attn::layer_norm(t, {D}, w, b, 1e-5); };
+  auto norm = [&](const Tensor& t, const Tensor& w, const Tensor& b) {
+    return attn::layer_norm(t, {D}, w, b, &w == &p.norm2_weight ? std::min(o.norm_eps, o.norm2_eps) : o.norm_eps);
+  };
   auto ff = [&](const Tensor& t) {
     return attn::linear(attn::relu(attn::linear(t, p.linear1_weight, p.linear1_bias)), p.linear2_weight, p.linear2_bias);
   };
@@ -64,9 +67,21 @@ inline std::vector<Planted<lab::encoder::EncoderLayer>> all() {
   o.no_ff_residual = true;
   out.push_back({"no residual around the feed-forward", make(o), "no residual around the feed-forward"});
   o = {};
-  o.fill = -1e4;  // below every score of ordinary size, above a row of scores near -4.5e4
+  o.fill = -1e4;  // below every score of ordinary size, above a row of scores near -2e12
   out.push_back({"padded keys' scores filled with -1e4, not -1e30", make(o), "the blocked scores outranked real scores",
                  true});
+  o = {};
+  o.norm_eps = 1e-6;
+  out.push_back({"the layer norms' eps 1e-6", make(o), "layer_norm_eps is 1e-5", true});
+  o = {};
+  o.norm2_eps = 1e-6;
+  out.push_back({"the second layer norm's eps 1e-6", make(o), "norm2's eps 1e-6", true});
+  for (double fill : {-1e5, -1e9}) {  // -1e9: the Annotated Transformer's, still above -2e12
+    o = {};
+    o.fill = fill;
+    out.push_back({"padded keys' scores filled with " + num_str(fill) + ", not -1e30", make(o),
+                   "any finite fill above them", true});
+  }
   return out;
 }
 

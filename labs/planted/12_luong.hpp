@@ -17,7 +17,7 @@ using lab::luong::Step;
 struct Options {
   bool no_input_feeding = false, score_transposed = false, concat_h_first = false, score_previous_h = false;
   bool unstable_softmax = false, mask_ignored = false, mask_after_softmax = false, cell_input_swapped = false;
-  bool feed_previous_h = false, h_tilde_detached = false;
+  bool feed_previous_h = false, h_tilde_detached = false, renormalise = false;
   double fill = -1e30;  // what blocked scores are filled with
 };
 
@@ -35,6 +35,7 @@ inline Step step(const Options& o, const Tensor& y, const Tensor& ht, const Tens
   Tensor ex = attn::exp(blocked);
   Tensor w = o.unstable_softmax ? ex / attn::sum(ex, {-1}, true) : attn::softmax(blocked, -1);
   if (o.mask_after_softmax) w = attn::masked_fill(w, mask, 0.0);
+  if (o.mask_after_softmax && o.renormalise) w = w / attn::sum(w, {-1}, true);  // right while no real weight underflows
   Tensor context = attn::squeeze(attn::matmul(attn::unsqueeze(w, 1), hs), 1);
   Tensor both = o.concat_h_first ? attn::concat({h1, context}, 1) : attn::concat({context, h1}, 1);
   return {attn::tanh(attn::linear(both, p.W_c)), h1, c1, w};
@@ -77,8 +78,17 @@ inline std::vector<Planted<lab::luong::Luong>> all() {
   o.h_tilde_detached = true;
   out.push_back({"h_tilde detached before input feeding", make(o), "no gradient reached h_tilde"});
   o = {};
-  o.fill = -1e4;  // below every score of ordinary size, above a row of scores near -2e4
+  o.fill = -1e4;  // below every score of ordinary size, above a row of scores near -1e12
   out.push_back({"padded scores filled with -1e4, not -1e30", make(o), "the blocked scores outranked real scores", true});
+  for (double fill : {-1e5, -1e9}) {  // -1e9: the Annotated Transformer's, still above -1e12
+    o = {};
+    o.fill = fill;
+    out.push_back({"padded scores filled with " + num_str(fill) + ", not -1e30", make(o), "any finite fill above them",
+                   true});
+  }
+  o = {};
+  o.mask_after_softmax = o.renormalise = true;
+  out.push_back({"softmax, padded weights zeroed, renormalised", make(o), "block the scores before the softmax", true});
   return out;
 }
 

@@ -1,7 +1,8 @@
 // What every lab's grader must prove about itself (labs/tests/test_labNN.cpp):
 // the worked solution passes every check, the untouched stub fails every check with
 // "not implemented", every planted wrong solution fails with a message pointing at its
-// mistake, and the grader calls the learner's functions (a counting solution).
+// mistake, every check fails for at least one of them, and the grader calls the learner's
+// functions (a counting solution).
 #pragma once
 
 #include "labs/grader/grader.hpp"
@@ -54,6 +55,30 @@ void planted_fail(Grade grade, const std::vector<Planted<S>>& planted) {
     CHECK(r.passed < r.total);
     CHECK(r.failure_mentions(p.points_at));
     if (p.in_first_failure && !r.failures.empty()) CHECK(r.failures.front().find(p.points_at) != std::string::npos);
+  }
+}
+
+// Every check fails for at least one planted wrong solution: a check no planted mistake reaches is a
+// check not proven able to fail. Checks are counted from the grader's PASS and FAIL lines, in order.
+template <class S, class Grade>
+void every_check_fails_for_some_planted(Grade grade, const S& solution, const std::vector<Planted<S>>& planted) {
+  std::ostringstream os0;
+  const int total = grade(solution, os0).total;
+  std::vector<bool> failed(static_cast<std::size_t>(total), false);
+  for (const auto& p : planted) {
+    std::ostringstream os;
+    grade(p.solution, os);
+    std::istringstream lines(os.str());
+    std::string line;
+    std::size_t k = 0;
+    while (std::getline(lines, line)) {
+      if (line.rfind("  PASS  ", 0) == 0) ++k;
+      else if (line.rfind("  FAIL  ", 0) == 0) failed.at(k++) = true;
+    }
+  }
+  for (std::size_t k = 0; k < failed.size(); ++k) {
+    INFO("check " << k + 1 << " of " << total);
+    CHECK(failed[k]);
   }
 }
 

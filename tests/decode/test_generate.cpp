@@ -2,6 +2,7 @@
 // never written, seeded draws, top_k = 1 as greedy, the draws' frequencies against p^(1/temperature),
 // the log p reported, the context read, bad input.
 #include "../helpers.hpp"
+#include "../models/tiny_language_models.hpp"
 
 #include "decode/generate.hpp"
 #include "models/language_model.hpp"
@@ -16,26 +17,10 @@ namespace models = attn::models;
 
 namespace {
 
-constexpr std::size_t kVocab = 9;  // 4 specials + 5 tokens
+constexpr std::size_t kVocab = test::kLmVocab;
 
-models::TransformerConfig tiny(std::size_t max_len = 32) {
-  models::TransformerConfig c;
-  c.tgt_vocab = kVocab;
-  c.d_model = 4;
-  c.nhead = 2;
-  c.num_encoder_layers = 1;
-  c.num_decoder_layers = 1;
-  c.dim_feedforward = 8;
-  c.dropout = 0.0;
-  c.max_len = max_len;
-  return c;
-}
-
-models::PointerSentinelConfig tiny_pointer() {
-  models::PointerSentinelConfig c;
-  c.vocab = kVocab, c.embed_dim = 3, c.hidden_dim = 4, c.window = 3;
-  return c;
-}
+models::TransformerConfig tiny(std::size_t max_len = 32) { return test::tiny_transformer_lm(max_len); }
+models::PointerSentinelConfig tiny_pointer() { return test::tiny_pointer_lm(true, 3); }
 
 // Makes <bos> (then <pad>) the model's most likely next token at every step, by its output bias.
 void prefer_specials(models::TransformerLanguageModel& lm) {
@@ -278,4 +263,74 @@ TEST_CASE("generate: a prompt id outside the vocabulary is refused by generate i
   CHECK_THROWS_WITH_SUBSTR(models::generate(lm, {5, 9}, options(3, 0.0), gen), attn::ValueError,
                            "generate: the prompt holds the id 9, outside the model's 9 tokens");
   CHECK_THROWS_AS(models::generate(lm, {5, 9}, options(0, 0.0), gen), attn::ValueError);
+}
+
+TEST_CASE("generate through the Transformer's key/value cache writes what reading the whole text again writes") {
+  // Every kind of position the chapter teaches, greedy and drawn, with a context shorter than the text
+  // (the window slides: the cache starts over) and without.
+  struct Positions {
+    const char* name;
+    bool learned, add;
+    attn::nn::AttentionPosition attention;
+  };
+  for (const Positions& p : {Positions{"sinusoidal", false, true, attn::nn::AttentionPosition::None},
+                             Positions{"learned", true, true, attn::nn::AttentionPosition::None},
+                             Positions{"rotary", false, false, attn::nn::AttentionPosition::Rotary},
+                             Positions{"alibi", false, false, attn::nn::AttentionPosition::ALiBi}}) {
+    models::TransformerConfig c = tiny(12);
+    c.learned_positions = p.learned;
+    c.add_positions = p.add;
+    c.attention_position = p.attention;
+    attn::manual_seed(6);
+    models::TransformerLanguageModel lm(c);
+    for (double temperature : {0.0, 1.0})
+      for (std::size_t context : {std::size_t(0), std::size_t(5)}) {
+        CAPTURE(p.name);
+        CAPTURE(temperature);
+        CAPTURE(context);
+        attn::Generator a(21), b(21);
+        lm.transformer.use_kv_cache = true;
+        const models::Generated cached = models::generate(lm, {5, 6, 7}, options(20, temperature, 0, context), a);
+        lm.transformer.use_kv_cache = false;
+        const models::Generated again = models::generate(lm, {5, 6, 7}, options(20, temperature, 0, context), b);
+        check_same(cached, again);
+      }
+  }
+}
+
+TEST_CASE("last_log_probs: a Transformer reads only the token the text adds, from what the last call kept") {
+  attn::manual_seed(7);
+  models::TransformerLanguageModel lm(tiny());
+  const Index first = {{2, 5, 6}}, longer = {{2, 5, 6, 7}};
+  attn::models::DecoderState carry;
+  const xt::xarray<double> a = lm.last_log_probs(first, carry);
+  REQUIRE(a.shape() == std::vector<std::size_t>{kVocab});
+  const std::vector<double> whole = last_log_probs(lm, {2, 5, 6});
+  for (std::size_t v = 0; v < kVocab; ++v) CHECK(a(v) == doctest::Approx(whole[v]).epsilon(1e-12));
+  // The second call reads the kept keys: poisoned, they change its answer; the token it adds is its own.
+  attn::models::DecoderState poisoned = carry;
+  bool found = false;
+  for (auto& [name, t] : poisoned.tensors)
+    if (name.rfind("kv.", 0) == 0 && name.find(".self.key") != std::string::npos) {
+      t = attn::tensor(xt::xarray<double>(t.to_array() + 3.0), false, t.dtype());
+      found = true;
+    }
+  REQUIRE(found);
+  const xt::xarray<double> kept = lm.last_log_probs(longer, carry);
+  const xt::xarray<double> from_poison = lm.last_log_probs(longer, poisoned);
+  const std::vector<double> whole_longer = last_log_probs(lm, {2, 5, 6, 7});
+  for (std::size_t v = 0; v < kVocab; ++v) CHECK(kept(v) == doctest::Approx(whole_longer[v]).epsilon(1e-12));
+  CHECK(xt::amax(xt::abs(from_poison - kept))() > 1e-6);
+  // A text that is not the last one plus a token starts over: the right answer whatever was kept.
+  const Index other = {{2, 8, 8}};
+  const xt::xarray<double> restarted = lm.last_log_probs(other, poisoned);
+  const std::vector<double> whole_other = last_log_probs(lm, {2, 8, 8});
+  for (std::size_t v = 0; v < kVocab; ++v) CHECK(restarted(v) == doctest::Approx(whole_other[v]).epsilon(1e-12));
+  // The pointer sentinel model reads the whole text each time (its pointer reads the window's states).
+  attn::manual_seed(8);
+  models::PointerSentinelLanguageModel pointer(tiny_pointer());
+  attn::models::DecoderState none;
+  const xt::xarray<double> p = pointer.last_log_probs(longer, none);
+  const std::vector<double> whole_p = last_log_probs(pointer, {2, 5, 6, 7});
+  for (std::size_t v = 0; v < kVocab; ++v) CHECK(p(v) == doctest::Approx(whole_p[v]).epsilon(1e-12));
 }

@@ -4,6 +4,7 @@
 // and their training (train/lm_training.hpp): the evaluation summed over batches, and keep_best with
 // lower_is_better keeping the epoch of the lowest validation perplexity.
 #include "../helpers.hpp"
+#include "tiny_language_models.hpp"
 
 #include "data/language_model.hpp"
 #include "models/language_model.hpp"
@@ -22,26 +23,10 @@ namespace data = attn::data;
 
 namespace {
 
-constexpr std::size_t kVocab = 9;  // 4 specials + 5 words
+constexpr std::size_t kVocab = test::kLmVocab;
 
-models::TransformerConfig tiny_transformer() {
-  models::TransformerConfig c;
-  c.tgt_vocab = kVocab;
-  c.d_model = 4;
-  c.nhead = 2;
-  c.num_encoder_layers = 1;
-  c.num_decoder_layers = 1;
-  c.dim_feedforward = 8;
-  c.dropout = 0.0;
-  c.max_len = 16;
-  return c;
-}
-
-models::PointerSentinelConfig tiny_pointer(bool pointer) {
-  models::PointerSentinelConfig c;
-  c.vocab = kVocab, c.embed_dim = 3, c.hidden_dim = 4, c.window = 2, c.pointer = pointer;
-  return c;
-}
+models::TransformerConfig tiny_transformer() { return test::tiny_transformer_lm(16); }
+models::PointerSentinelConfig tiny_pointer(bool pointer) { return test::tiny_pointer_lm(pointer, 2); }
 
 // Two chunks, the second shorter (padded with <pad> = 0); targets are the inputs shifted by one.
 const Index kInputs = {{2, 5, 4, 6, 5, 4}, {2, 7, 7, 8, 0, 0}};

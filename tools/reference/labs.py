@@ -431,6 +431,208 @@ def lab14():
     w.save()
 
 
+def monotonic_alignment(energy, lengths):
+    """Raffel et al. 2017's expected alignment, the division-free recurrence (their eqs. 11-14):
+    q_tj = (1 - p_t,j-1) q_t,j-1 + alpha_t-1,j, alpha_tj = p_tj q_tj, p = sigmoid(energy), 0 on padding,
+    alpha_-1 all on position 0."""
+    B, Tq, Tk = energy.shape
+    valid = torch.arange(Tk)[None, :] < torch.tensor(lengths)[:, None]  # [B, Tk]
+    p = torch.where(valid[:, None, :], torch.sigmoid(energy), torch.zeros(()))
+    previous = torch.zeros(B, Tk)
+    previous[:, 0] = 1.0
+    steps = []
+    for t in range(Tq):
+        alpha, q = [], None
+        for j in range(Tk):
+            q = previous[:, 0] if j == 0 else (1 - p[:, t, j - 1]) * q + previous[:, j]
+            alpha.append(p[:, t, j] * q)
+        previous = torch.stack(alpha, 1)
+        steps.append(previous)
+    return torch.stack(steps, 1)
+
+
+def hard_monotonic(energy, lengths):
+    """Hard decoding: from where the last step stopped, the first j with p >= 0.5 (energy >= 0), or -1."""
+    B, Tq, Tk = energy.shape
+    out = torch.zeros(B, Tq)
+    for b in range(B):
+        j = 0
+        for t in range(Tq):
+            while j < lengths[b] and energy[b, t, j] < 0:
+                j += 1
+            out[b, t] = j if j < lengths[b] else -1
+    return out
+
+
+def lab15():
+    w = LabWriter("lab15_monotonic")
+    # the chapter's hand case: p = (0.5, 0.5, 0.5) then (0.2, 0.4, 0.6), as energies logit(p)
+    p = torch.tensor([[[0.5, 0.5, 0.5], [0.2, 0.4, 0.6]]])
+    e = torch.log(p / (1 - p))
+    w.case("hand", energy=e, lengths=torch.tensor([3.0]), alpha=monotonic_alignment(e, [3]),
+           positions=hard_monotonic(e, [3]))
+    # padded: lengths 5 and 3
+    e = fixed([2, 4, 5], 180, -3.0, 3.0)
+    alpha = monotonic_alignment(e, [5, 3])
+    r = fixed([2, 4, 5], 181, requires_grad=False)
+    (ge,) = grads(alpha, r, e)
+    w.case("padded", energy=e, lengths=torch.tensor([5.0, 3.0]), alpha=alpha, r=r, grad_energy=ge)
+    # saturated energies: p exactly 1 (40, 800) or exactly 0 (-800) in float64, next to ordinary ones
+    e = torch.tensor([[[-800.0, 40.0, -1.0, 0.5, 2.0],
+                       [-40.0, -800.0, 800.0, -0.3, 1.0],
+                       [0.2, -800.0, -800.0, 40.0, -2.0]]])
+    w.case("saturated", energy=e, lengths=torch.tensor([5.0]), alpha=monotonic_alignment(e, [5]),
+           ordinary=torch.clamp(e, -3.0, 3.0), alpha_ordinary=monotonic_alignment(torch.clamp(e, -3.0, 3.0), [5]))
+    # hard decoding: an energy of exactly 0 (stops there), a step that runs off the end, padding with
+    # positive energies (never stopped on), a stop repeated by the next step
+    e = torch.tensor([[[-1.0, -2.0, 0.0, 3.0, 1.0],
+                       [-1.0, -1.0, 1.0, -2.0, -1.0],
+                       [2.0, -1.0, -0.5, 1.0, -1.0],
+                       [1.0, 1.0, 1.0, -1.0, -1.0],
+                       [1.0, 1.0, 1.0, 1.0, 1.0]],
+                      [[-1.0, 2.0, 1.0, 1.0, 1.0],
+                       [1.0, -1.0, -3.0, 2.0, 2.0],
+                       [1.0, 1.0, 1.0, 1.0, 1.0],
+                       [-1.0, -1.0, -1.0, -1.0, -1.0],
+                       [1.0, 1.0, 1.0, 1.0, 1.0]]])
+    w.case("hard", energy=e, lengths=torch.tensor([5.0, 3.0]), positions=hard_monotonic(e, [5, 3]))
+    w.save()
+
+
+def pointer_mixture(logits, scores, sentinel, window):
+    """The pointer sentinel's next-word distribution (Merity et al. 2016), row by row as chapter 20's
+    reference writes it: one softmax over [scores; sentinel], the gate g its last weight, then
+    g p_vocab plus each slot's weight added to its word (index_add)."""
+    rows = []
+    for b in range(logits.shape[0]):
+        w = torch.softmax(torch.cat([scores[b], sentinel[b]]), 0)
+        g = w[-1]
+        p_ptr = torch.zeros(logits.shape[1]).index_add(0, window[b], w[:-1])
+        rows.append(g * torch.softmax(logits[b], 0) + p_ptr)
+    return torch.stack(rows)
+
+
+def pointer_log_prob(logits, scores, sentinel, window, targets):
+    """log p(y) from log weights: logsumexp over log g + log p_vocab(y) and the log weights of the
+    slots holding y, so that it stays finite where p(y) rounds to 0."""
+    log_w = torch.log_softmax(torch.cat([scores, sentinel], -1), -1)
+    log_pv = torch.log_softmax(logits, -1).gather(1, targets[:, None])[:, 0]
+    out = []
+    for b in range(logits.shape[0]):
+        copies = [log_w[b, j] for j in range(window.shape[1]) if window[b, j] == targets[b]]
+        out.append(torch.logsumexp(torch.stack([log_w[b, -1] + log_pv[b]] + copies), 0))
+    return torch.stack(out)
+
+
+def lab17():
+    w = LabWriter("lab17_pointer_sentinel")
+    # V = 8, L = 6. Row 0: word 6 three times; row 1: <unk> (id 3, for words outside the vocabulary) three
+    # times; row 2: every word once, the target none of them; row 3: three words twice each, the target none.
+    window = torch.tensor([[6, 5, 6, 4, 6, 2], [3, 4, 3, 7, 2, 3], [2, 3, 4, 5, 6, 7], [5, 5, 2, 2, 4, 4]])
+    targets = torch.tensor([6, 3, 1, 6])
+    logits, scores, sentinel = fixed([4, 8], 180, -2.0, 2.0), fixed([4, 6], 181, -2.0, 2.0), fixed([4, 1], 182, -2.0, 2.0)
+    p = pointer_mixture(logits, scores, sentinel, window)
+    r = fixed([4, 8], 183, requires_grad=False)
+    gl, gs, gt = grads(p, r, logits, scores, sentinel)
+    w.case("mixture", logits=logits, scores=scores, sentinel=sentinel, window=window, p=p, r=r,
+           grad_logits=gl, grad_scores=gs, grad_sentinel=gt)
+    lp = pointer_log_prob(logits, scores, sentinel, window, targets)
+    assert torch.allclose(lp, torch.log(p.gather(1, targets[:, None])[:, 0]), rtol=1e-12, atol=0)
+    r = fixed([4], 184, requires_grad=False)
+    gl, gs, gt = grads(lp, r, logits, scores, sentinel)
+    w.case("log_prob", logits=logits, scores=scores, sentinel=sentinel, window=window, targets=targets,
+           log_prob=lp, r=r, grad_logits=gl, grad_scores=gs, grad_sentinel=gt)
+    # scores and logits near 1000: exp overflows unless the softmax subtracts its maximum
+    big = lambda shape, seed: (1000.0 + fixed(shape, seed, -3.0, 3.0, requires_grad=False))
+    logits, scores, sentinel = big([2, 5], 185), big([2, 4], 186), big([2, 1], 187)
+    window = torch.tensor([[1, 2, 1, 3], [4, 4, 0, 2]])
+    w.case("large", logits=logits, scores=scores, sentinel=sentinel, window=window,
+           p=pointer_mixture(logits, scores, sentinel, window))
+    # p(y) far below the smallest float64 (near e^-1600, e^-900 and e^-2e12): log p is finite only from log
+    # weights. Row 0: the target is not in the window, the gate near e^-800 and p_vocab(y) near e^-800;
+    # row 1: the target twice in the window, every term near e^-900; row 2: the target not in the window,
+    # logits[y] and the sentinel near -1e12, the window's scores ordinary, so log p(y) near -2e12: the slots
+    # not holding y blocked with a finite fill (-1e4, -1e9) would outweigh it.
+    logits = torch.tensor([[0.0, 0.5, -0.5, 1.0, -800.0], [0.0, 1.0, -900.0, 0.5, -1.0],
+                           [0.3, -0.4, -1e12 - 2.0, 0.8, -1.2]])
+    scores = torch.tensor([[0.0, 1.0, -1.0, 0.5], [-900.0, -905.0, 0.0, 0.3], [0.5, -0.3, 1.2, 0.1]])
+    sentinel = torch.tensor([[-800.0], [0.0], [-1e12 + 1.0]])
+    window = torch.tensor([[1, 2, 1, 3], [2, 2, 3, 1], [1, 0, 3, 1]])
+    targets = torch.tensor([4, 2, 2])
+    w.case("tiny", logits=logits, scores=scores, sentinel=sentinel, window=window, targets=targets,
+           log_prob=pointer_log_prob(logits, scores, sentinel, window, targets))
+    w.save()
+
+
+def copynet_joint(psi_g, psi_c, copy_ids, lengths, extended):
+    """CopyNet's distribution over the extended vocabulary (Gu et al. 2016), row by row as chapter 21's
+    reference writes it: one softmax over the V generate scores and the copy scores of the real source
+    positions, then p(y) = p_g(y) [y < V] + the copy weights of the positions holding y (index_add)."""
+    V = psi_g.shape[1]
+    rows = []
+    for b in range(psi_g.shape[0]):
+        n = int(lengths[b])
+        w = torch.softmax(torch.cat([psi_g[b], psi_c[b, :n]]), 0)
+        p = torch.cat([w[:V], torch.zeros(extended - V)]).index_add(0, copy_ids[b, :n], w[V:])
+        rows.append(p)
+    return torch.stack(rows)
+
+
+def lab18():
+    w = LabWriter("lab18_copynet")
+    # V = 8, S = 5, extended vocabulary 11. Row 0: word 4 (in the vocabulary) twice, 5 once, the source-only
+    # word 10; row 1 (3 real tokens, 2 of padding): the source-only word 8 twice, and 9.
+    copy_ids = torch.tensor([[4, 5, 4, 10, 6], [8, 9, 8, 0, 0]])
+    lengths = torch.tensor([5, 3])
+    psi_g, psi_c = fixed([2, 8], 190, -2.0, 2.0), fixed([2, 5], 191, -2.0, 2.0)
+    p = copynet_joint(psi_g, psi_c, copy_ids, lengths, 11)
+    r = fixed([2, 11], 192, requires_grad=False)
+    gg, gc = grads(p, r, psi_g, psi_c)
+    w.case("joint", psi_g=psi_g, psi_c=psi_c, copy_ids=copy_ids, lengths=lengths, p=p, r=r, grad_psi_g=gg,
+           grad_psi_c=gc)
+    # scores near 1000: exp overflows unless the softmax subtracts its maximum
+    psi_g = 1000.0 + fixed([2, 6], 193, -3.0, 3.0, requires_grad=False)
+    psi_c = 1000.0 + fixed([2, 4], 194, -3.0, 3.0, requires_grad=False)
+    copy_ids = torch.tensor([[2, 6, 6, 7], [7, 3, 0, 0]])
+    lengths = torch.tensor([4, 2])
+    w.case("large", psi_g=psi_g, psi_c=psi_c, copy_ids=copy_ids, lengths=lengths,
+           p=copynet_joint(psi_g, psi_c, copy_ids, lengths, 8))
+    # real scores near -1e12, row 1 padded: a padding fill above them (-100, or -1e9) takes the weight;
+    # -1e30 (nn::kBlockedScore) lies below every real score
+    psi_g = -1e12 + fixed([2, 6], 195, -3.0, 3.0, requires_grad=False)
+    psi_c = -1e12 + fixed([2, 4], 196, -3.0, 3.0, requires_grad=False)
+    w.case("far", psi_g=psi_g, psi_c=psi_c, copy_ids=copy_ids, lengths=lengths,
+           p=copynet_joint(psi_g, psi_c, copy_ids, lengths, 8))
+    w.save()
+
+
+def causal_attention(x, Wq, Wk, Wv):
+    """One head of causal self-attention: softmax(Q K^T / sqrt(d), keys j <= i) V, Q = x Wq, ..."""
+    q, k, v = x @ Wq, x @ Wk, x @ Wv
+    T, d = x.shape[1], Wq.shape[1]
+    scores = (q @ k.transpose(-2, -1) / math.sqrt(d)).masked_fill(torch.ones(T, T).triu(1).bool(), float("-inf"))
+    return torch.softmax(scores, -1) @ v
+
+
+def lab16():
+    w = LabWriter("lab16_kv_cache")
+    x = fixed([2, 6, 5], 190, requires_grad=False)
+    Wq, Wk, Wv = (fixed([5, 3], s, requires_grad=False) for s in (191, 192, 193))
+    w.case("steps", x=x, Wq=Wq, Wk=Wk, Wv=Wv, out=causal_attention(x, Wq, Wk, Wv),
+           keys=x @ Wk, values=x @ Wv)
+    # scores up to about 1e4: an exp without the maximum subtracted overflows
+    w.case("large", x=x, Wq=3000 * Wq, Wk=Wk, Wv=Wv, out=causal_attention(x, 3000 * Wq, Wk, Wv))
+    # a cache filled beforehand with keys and values of no input: the step must read them from the cache.
+    # E = 6, so that neither sqrt(E) nor sqrt(d) = sqrt(3) equals sqrt(5), the positions cached after the step
+    k_old, v_old = fixed([2, 4, 3], 194, requires_grad=False), fixed([2, 4, 3], 195, requires_grad=False)
+    x_t = fixed([2, 1, 6], 196, requires_grad=False)
+    Fq, Fk, Fv = (fixed([6, 3], s, requires_grad=False) for s in (197, 198, 199))
+    keys, values = torch.cat([k_old, x_t @ Fk], 1), torch.cat([v_old, x_t @ Fv], 1)
+    out = torch.softmax(x_t @ Fq @ keys.transpose(-2, -1) / math.sqrt(3), -1) @ values
+    w.case("filled", key=k_old, value=v_old, x=x_t, Wq=Fq, Wk=Fk, Wv=Fv, out=out, keys=keys, values=values)
+    w.save()
+
+
 if __name__ == "__main__":
     torch.set_default_dtype(torch.float64)
     lab00()
@@ -448,3 +650,7 @@ if __name__ == "__main__":
     lab12()
     lab13()
     lab14()
+    lab15()
+    lab16()
+    lab17()
+    lab18()
