@@ -126,3 +126,4 @@
 #include "viz/heads.hpp"
 #include "viz/plot.hpp"
 #include "viz/explore.hpp"
+#include "viz/score_view.hpp"

@@ -97,6 +97,47 @@ void visit_targets(models::LanguageModel& model, const std::vector<data::Tokens>
   }
 }
 
+// What score reports of a text's chunks, from one pass over them a batch at a time: the model's score, the
+// targets that read as <unk> (the share a score line gives), the text's tokens outside the vocabulary (the
+// note; a written <unk> is no unknown word) and, with per_token, each target's -log p in stream order (target
+// k is the stream's token k + 1: chunks of one stream overlap by one token, so each token but the first is a
+// target once). The model is in eval mode, as load_run leaves it.
+struct ChunksScore {
+  models::LanguageModelScore score;  // without per_token
+  std::size_t unknown_targets = 0, unknown_tokens = 0;
+  std::vector<double> nll;
+};
+ChunksScore score_chunks(models::LanguageModel& model, const std::vector<data::Tokens>& chunks,
+                         const data::Vocab& vocab, bool per_token) {
+  ChunksScore out;
+  const std::string& first = chunks.front().front();  // read, never predicted
+  out.unknown_tokens = vocab.id(first) == data::Vocab::unk_id && first != data::Vocab::unk_token;
+  // evaluate_language_model's batches (its default size, -log p summed per batch: the perplexity eval prints), or
+  // visit_targets' for the log p of every token (a batch's distributions are B x T x V numbers).
+  const std::size_t batch_size = per_token ? 4 : 32;
+  for (std::size_t begin = 0; begin < chunks.size(); begin += batch_size) {
+    std::vector<std::size_t> indices;
+    for (std::size_t i = begin; i < std::min(chunks.size(), begin + batch_size); ++i) indices.push_back(i);
+    const data::LMBatch batch = data::make_lm_batch(chunks, indices, vocab);
+    for (std::size_t b = 0; b < batch.size(); ++b)
+      for (std::size_t t = 0; t < batch.lengths[b]; ++t) {
+        const bool unknown = batch.targets(b, t) == data::Vocab::unk_id;
+        out.unknown_targets += unknown;
+        out.unknown_tokens += unknown && chunks[indices[b]][t + 1] != data::Vocab::unk_token;
+      }
+    if (!per_token) {
+      std::size_t n = 0;
+      out.score.nll += model.nll_sum(batch.inputs, batch.targets, &n);
+      out.score.tokens += n;
+      continue;
+    }
+    const xt::xarray<double> logp = model.next_log_probs(batch.inputs);  // [B, T, V]
+    for (std::size_t b = 0; b < batch.size(); ++b)
+      for (std::size_t t = 0; t < batch.lengths[b]; ++t) out.nll.push_back(-logp(b, t, std::size_t(batch.targets(b, t))));
+  }
+  return out;
+}
+
 data::TextUnit unit_of(const Run& run) {
   return data::text_unit(Fields(run.config.at("task"), run.config_file + ": task").one_of("unit", {"words", "characters"}));
 }
@@ -105,8 +146,15 @@ std::size_t chunk_length(const Run& run) {
   return Fields(run.config.at("task"), run.config_file + ": task").count("length", 1, kMaxLength);
 }
 
-// A text the user gives (a prompt, a file to score) as the run's tokens; a note on standard error says
-// how many read as <unk>.
+// A note on standard error, when a text the user gives (a prompt, a file to score) holds `unknown` of its
+// `tokens` outside the model's vocabulary.
+void note_unknown(const std::string& what, std::size_t unknown, std::size_t tokens) {
+  if (unknown)
+    std::cerr << "note: " << what << ": " << with_commas(unknown) << " of its " << with_commas(tokens)
+              << " tokens " << (unknown == 1 ? "is" : "are") << " not in the model's vocabulary and read as <unk>\n";
+}
+
+// A text the user gives as the run's tokens, with note_unknown.
 std::vector<std::int64_t> encode_text(const Run& run, const data::Tokens& tokens, const std::string& what) {
   std::size_t unknown = 0;
   std::vector<std::int64_t> ids;
@@ -115,9 +163,7 @@ std::vector<std::int64_t> encode_text(const Run& run, const data::Tokens& tokens
     unknown += id == data::Vocab::unk_id && t != data::Vocab::unk_token;
     ids.push_back(id);
   }
-  if (unknown)
-    std::cerr << "note: " << what << ": " << with_commas(unknown) << " of its " << with_commas(tokens.size())
-              << " tokens " << (unknown == 1 ? "is" : "are") << " not in the model's vocabulary and read as <unk>\n";
+  note_unknown(what, unknown, tokens.size());
   return ids;
 }
 
@@ -409,31 +455,35 @@ void add_score_command(CLI::App& app) {
     const std::size_t length = chunk_length(run);
     for (const std::string& file : o->files) {
       const std::vector<std::string> lines = read_text(file, unit).lines;
-      // The file as the run reads its text: one stream, cut into chunks of the run's length.
-      const data::Tokens stream = data::text_stream(lines, unit);
+      // The file as the run reads its text (data::text_stream): one stream of each line with a sentence and its
+      // <eos>, cut into chunks of the run's length. Each line's tokens are counted as it is cut, for --per-line.
+      data::Tokens stream;
+      std::vector<std::size_t> line_sizes(lines.size(), 0);  // 0: no sentence, no tokens
+      for (std::size_t i = 0; i < lines.size(); ++i) {
+        if (!data::has_sentence(lines[i])) continue;
+        const data::Tokens tokens = data::line_tokens(lines[i], unit);
+        line_sizes[i] = tokens.size() + 1;
+        stream.insert(stream.end(), tokens.begin(), tokens.end());
+        stream.push_back(data::Vocab::eos_token);
+      }
       if (stream.size() < 2) throw IOError(file + ": holds no text to score (fewer than 2 tokens)");
       const std::vector<data::Tokens> chunks = data::lm_chunks({stream}, length);
-      (void)encode_text(run, stream, file);  // the note on unknown tokens
-      const double unknown = unknown_share(chunks, run.src_vocab);
+      const ChunksScore scored = score_chunks(*run.language_model, chunks, run.src_vocab, o->per_line);
+      note_unknown(file, scored.unknown_tokens, stream.size());
+      const double unknown = double(scored.unknown_targets) / double(stream.size() - 1);
       if (!o->per_line) {
-        const models::LanguageModelScore s = models::evaluate_language_model(*run.language_model, chunks, run.src_vocab);
-        std::printf("%s: %s\n", visible_text(file).c_str(), score_text(s, unknown, unit).c_str());
+        std::printf("%s: %s\n", visible_text(file).c_str(), score_text(scored.score, unknown, unit).c_str());
         continue;
       }
-      // Each target token's -log p, in stream order: target k is stream[k + 1] (the file's first token is read,
-      // not predicted). Then summed per line: a line's tokens and its <eos>.
-      std::vector<double> nll;
-      visit_targets(*run.language_model, chunks, run.src_vocab,
-                    [&](std::size_t, std::size_t, const xt::xarray<double>& logp, std::size_t target) {
-                      nll.push_back(-logp(target));
-                    });
+      // Each target's -log p summed per line: a line's tokens and its <eos>.
+      const std::vector<double>& nll = scored.nll;
       std::size_t k = 0, number = 0;
       models::LanguageModelScore all;
       std::printf("%s\nline\ttokens\tnats_per_token\ttext\n", visible_text(file).c_str());
       for (const std::string& line : lines) {
         ++number;
-        if (!data::has_sentence(line)) continue;  // as text_stream reads the file: no sentence, no tokens
-        const std::size_t n = data::line_tokens(line, unit).size();
+        if (!line_sizes[number - 1]) continue;  // as text_stream reads the file: no sentence, no tokens
+        const std::size_t n = line_sizes[number - 1] - 1;
         models::LanguageModelScore s;
         for (std::size_t i = 0; i < n + 1; ++i) {  // the line's tokens and its <eos>
           if (k + i == 0) continue;                // the very first token is not predicted

@@ -46,7 +46,8 @@ std::string errno_text() { return std::strerror(errno); }
 struct Fingerprint {
   std::uint64_t bytes = 0, hash = data::fnv1a64(nullptr, 0);
 };
-Fingerprint fingerprint(const std::string& path, const std::string& shown) {
+// `kept`, when given, receives the bytes hashed (one read gives both: cli/run_dir.hpp read_checksummed).
+Fingerprint fingerprint(const std::string& path, const std::string& shown, std::string* kept = nullptr) {
   std::error_code ec;
   if (fs::is_directory(path, ec)) throw IOError(shown + ": is a directory, not a file");
   std::ifstream in(path, std::ios::binary);
@@ -58,6 +59,7 @@ Fingerprint fingerprint(const std::string& path, const std::string& shown) {
     const std::size_t n = static_cast<std::size_t>(in.gcount());
     f.hash = data::fnv1a64(buffer.data(), n, f.hash);
     f.bytes += n;
+    if (kept) kept->append(buffer.data(), n);
   }
   if (in.bad()) throw IOError(shown + ": reading failed");
   return f;
@@ -192,6 +194,12 @@ std::string with_commas(std::size_t n) {
 
 std::string file_fnv1a64(const std::string& path, const std::string& shown) {
   return data::hex64(fingerprint(path, shown.empty() ? path : shown).hash);
+}
+
+ChecksummedFile read_checksummed(const std::string& path, const std::string& shown) {
+  ChecksummedFile file;
+  file.checksum = data::hex64(fingerprint(path, shown.empty() ? path : shown, &file.bytes).hash);
+  return file;
 }
 
 // Bounded in size and depth (io::read_json_file): run folders are shared between learners.

@@ -134,6 +134,15 @@ nlohmann::json read_json(const std::string& path, const std::string& shown = "")
 // path) if the file cannot be read.
 std::string file_fnv1a64(const std::string& path, const std::string& shown = "");
 
+// A file's bytes and their checksum (as file_fnv1a64 gives it) from one read, with file_fnv1a64's errors: what
+// a run checks, records and parses is then the same bytes, even if the file changes while it runs (a pipe,
+// readable once, works too).
+struct ChecksummedFile {
+  std::string bytes;
+  std::string checksum;
+};
+ChecksummedFile read_checksummed(const std::string& path, const std::string& shown = "");
+
 // A count as messages write it: 102412345 -> "102,412,345".
 std::string with_commas(std::size_t n);
 

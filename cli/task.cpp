@@ -9,7 +9,8 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
+#include <istream>
+#include <streambuf>
 
 namespace attn::cli {
 
@@ -22,20 +23,34 @@ bool char_level(const nlohmann::json& config) {
   return name == "dates" || (name == "tsv" && config.value("char_level", false));
 }
 
-// Records the file's checksum under `key`, or checks it against the one recorded.
-void check_unchanged(nlohmann::json& config, const std::string& key, const std::string& path) {
-  const std::string now = file_fnv1a64(path);  // eval rebuilds the held-out split: it must be this file
+// A view of bytes as a stream, for data::read_tsv: the bytes read once are parsed without a copy.
+struct BytesBuffer : std::streambuf {
+  explicit BytesBuffer(const std::string& bytes) {
+    char* begin = const_cast<char*>(bytes.data());  // only read: a streambuf's get area is char*
+    setg(begin, begin, begin + bytes.size());
+  }
+};
+
+// Reads a corpus file once: its checksum is recorded under `key` (or checked against the one recorded), and the
+// checks and the pairs then come from these bytes, so a run's checksum is always that of the pairs it read.
+std::string read_unchanged(nlohmann::json& config, const std::string& key, const std::string& path) {
+  ChecksummedFile file = read_checksummed(path);
+  const std::string& now = file.checksum;  // eval rebuilds the held-out split: it must be this file
   if (config.contains(key) && config.at(key) != now)
     throw IOError(path + " has changed since the model was trained (checksum " + now + ", recorded " +
                   config.at(key).get<std::string>() + "): its held-out pairs would not be those of the run");
   config[key] = now;
+  return std::move(file.bytes);
 }
 
-data::Corpus load_corpus(const std::string& path, const data::CorpusOptions& options) {
-  check_text_encoding(path);  // UTF-16 or CR-only lines named as such, not as their first odd byte
-  check_word_lengths(path);   // before the tokenizer meets a megabyte-long word
+// The pairs of a corpus file's `bytes` (read_unchanged), errors naming `path`.
+data::Corpus load_corpus(const std::string& bytes, const std::string& path, const data::CorpusOptions& options) {
+  data::check_text_encoding(bytes.substr(0, 64 * 1024), path);  // UTF-16 or CR-only lines named as such, not as their first odd byte
+  data::check_word_lengths(bytes, path);                          // before the tokenizer meets a megabyte-long word
   try {
-    return data::load_tsv(path, options);
+    BytesBuffer buffer(bytes);
+    std::istream in(&buffer);
+    return data::read_tsv(in, path, options);
   } catch (const IOError& e) {  // name the command line's flag, not the library's option
     std::string message = e.what();
     const auto hint = message.find("skip_malformed skips");
@@ -44,11 +59,12 @@ data::Corpus load_corpus(const std::string& path, const data::CorpusOptions& opt
   }
 }
 
-// The line of `file` that the pair `index` of its corpus came from: load_tsv keeps the pairs in file
+// The line of a corpus (its `bytes`) that the pair `index` came from: read_tsv keeps the pairs in file
 // order, skipping empty lines and (with skip_malformed) the malformed ones, so the lines are counted
 // again as it counts them. Only asked when a message needs it.
-std::size_t line_of_pair(const std::string& file, const std::vector<std::size_t>& malformed, std::size_t index) {
-  std::ifstream in(file, std::ios::binary);
+std::size_t line_of_pair(const std::string& bytes, const std::vector<std::size_t>& malformed, std::size_t index) {
+  BytesBuffer buffer(bytes);
+  std::istream in(&buffer);
   std::string line;
   std::size_t number = 0, pair = 0;
   while (std::getline(in, line)) {
@@ -63,10 +79,11 @@ std::size_t line_of_pair(const std::string& file, const std::vector<std::size_t>
 
 // The pairs of a multi-source corpus with their sources packed (cli/multi_source.hpp), those with a
 // source or target longer than part_length (0: any) counted in too_long and dropped. A pair without
-// its sources is an error naming `file` and its line, or with skip_malformed is dropped; returns how
-// many were (and the line of the first in `first_unsplit_line`).
+// its sources is an error naming `file` and its line (found in `bytes`, the file's that the corpus was
+// read from), or with skip_malformed is dropped; returns how many were (and the line of the first in
+// `first_unsplit_line`).
 std::size_t pack_corpus(data::Corpus& corpus, std::size_t sources, std::size_t part_length, bool skip_malformed,
-                        const std::string& file, std::size_t* first_unsplit_line = nullptr) {
+                        const std::string& file, const std::string& bytes, std::size_t* first_unsplit_line = nullptr) {
   std::vector<data::Example> kept;
   std::size_t unsplit = 0;
   for (std::size_t index = 0; index < corpus.pairs.size(); ++index) {
@@ -76,14 +93,14 @@ std::size_t pack_corpus(data::Corpus& corpus, std::size_t sources, std::size_t p
       packed = pack_separators(pair.src, sources, file);
     } catch (const ValueError&) {
       if (!skip_malformed) {
-        const std::size_t line = line_of_pair(file, corpus.malformed_lines, index);
+        const std::size_t line = line_of_pair(bytes, corpus.malformed_lines, index);
         try {  // the same message, with the line
           (void)pack_separators(pair.src, sources, line ? file + ":" + std::to_string(line) : file);
         } catch (const ValueError& e) {
           throw IOError(std::string(e.what()) + " (a line with other sources may be skipped with --skip-malformed)");
         }
       }
-      if (unsplit++ == 0 && first_unsplit_line) *first_unsplit_line = line_of_pair(file, corpus.malformed_lines, index);
+      if (unsplit++ == 0 && first_unsplit_line) *first_unsplit_line = line_of_pair(bytes, corpus.malformed_lines, index);
       continue;
     }
     bool fits = !part_length || pair.tgt.size() <= part_length;
@@ -222,12 +239,13 @@ TaskData make_task(const nlohmann::json& config, std::uint64_t seed, const std::
       throw ValueError(where + ": \"bpe\" splits words into subwords; it does not go with char_level (--char-level)");
     const std::size_t max_length = options.max_length;
     if (merges) options.max_length = 0;  // counted in subwords, once the codes are known
-    check_unchanged(t.config, "checksum", file);
-    data::Corpus corpus = load_corpus(file, options);
+    const std::string bytes = read_unchanged(t.config, "checksum", file);
+    data::Corpus corpus = load_corpus(bytes, file, options);
     std::size_t unsplit = 0;  // multi-source pairs without their sources (skipped with skip_malformed)
     const std::size_t read = corpus.pairs.size() + corpus.too_long;  // well-formed pairs, before any length limit
     std::size_t first_unsplit = 0;
-    if (sources > 1) unsplit = pack_corpus(corpus, sources, part_length, options.skip_malformed, file, &first_unsplit);
+    if (sources > 1)
+      unsplit = pack_corpus(corpus, sources, part_length, options.skip_malformed, file, bytes, &first_unsplit);
     if (corpus.malformed)
       t.warning = std::to_string(corpus.malformed) + " malformed lines skipped (the first: line " +
                   std::to_string(corpus.malformed_lines.front()) + ")";
@@ -262,9 +280,9 @@ TaskData make_task(const nlohmann::json& config, std::uint64_t seed, const std::
     for (std::size_t i = 0; i < order.size(); ++i)
       (i + n_test < order.size() ? t.split.train : t.split.test).push_back(corpus.pairs[order[i]]);
     if (!test_file.empty()) {
-      check_unchanged(t.config, "test_checksum", test_file);
-      data::Corpus test = load_corpus(test_file, options);
-      if (sources > 1) pack_corpus(test, sources, part_length, options.skip_malformed, test_file);
+      const std::string test_bytes = read_unchanged(t.config, "test_checksum", test_file);
+      data::Corpus test = load_corpus(test_bytes, test_file, options);
+      if (sources > 1) pack_corpus(test, sources, part_length, options.skip_malformed, test_file, test_bytes);
       t.split.test = std::move(test.pairs);
       if (t.split.test.empty()) throw IOError(test_file + ": no usable sentence pair for the test set");
     }

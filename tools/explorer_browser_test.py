@@ -22,6 +22,17 @@ driven with the mouse and the keyboard and checked in the DOM:
       Jupyter server, none was made by a notebook output (the explorer's script, style or
       markup), and none at all while the views were used; a fetch of example.com fails
   (h) no console error from the explorer, and no "Javascript error adding output"
+  (i) untrusted: each output's HTML passed through Jupyter's own sanitiser (the one an untrusted
+      notebook's outputs go through, in classic Notebook 6.4 as in JupyterLab) shows its static
+      picture as an <img> that loads (natural width > 0), with an alt text, and no raw SVG text
+  (j) issue 67's findings: the beam's bold entry is the prefix the output continues (not the
+      best-scoring one); readouts tell repeated tokens apart by position; the head view and the
+      decoding view say how decoder rows are labelled; the bars say what they draw, with the
+      word's probability and the other words kept; a double-click on a head shows it alone;
+      pointing at a head raises it; "query"/"key" not clipped; diffuse lines have a minimum
+      opacity; the enlarged map has a colour bar and shows the hovered value beside the cell;
+      a click pins a token; ARIA tabs move with the arrow keys; the map's cells are reachable by
+      keyboard; "+N smaller" shows; the alignment position is placed in the source
 
     tools/explorer_browser_test.py [--notebook tests/browser/explorer.ipynb]
                                    [--screenshots DIR] [--verbose]
@@ -44,8 +55,7 @@ import notebook_browser
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MIN_LINE = 0.003  # explorer.js draws no head-view line lighter than this
-# Where Jupyter's own code and styles are served from: a request started there is Jupyter's.
-JUPYTER_PREFIXES = ("/static/", "/nbextensions/", "/custom/", "/kernelspecs/")
+FLOOR = 0.12      # and none fainter than this (opacity = FLOOR + (1 - FLOOR) * weight)
 
 
 class Checks:
@@ -74,7 +84,7 @@ LINES = """
 const root = document.getElementById(arguments[0]);
 return Array.from(root.querySelectorAll('.attn-panel[data-view="head"] svg.attn-hv line')).map(l => [
   +l.closest('g.attn-head').getAttribute('data-h'), +l.getAttribute('data-q'), +l.getAttribute('data-k'),
-  +l.getAttribute('stroke-opacity'), getComputedStyle(l).visibility, shown(l)]);
+  +l.getAttribute('data-w'), getComputedStyle(l).visibility, shown(l)]);
 function shown(e) {
   if (getComputedStyle(e).visibility !== 'visible') return false;
   for (; e; e = e.parentElement) if (getComputedStyle(e).display === 'none') return false;
@@ -93,6 +103,29 @@ return htmls.filter(h => h.includes('attnExplorer(document.getElementById('));
 """
 
 
+B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+
+
+def unpack(att):
+    """Packed weights (viz/explorer.cpp: 3 base64 digits each, m * 10^-(3 + k)) as nested lists."""
+    text = att["weights"]
+    if not isinstance(text, str):
+        return
+    L, H, R, C = att["shape"]
+    vals = []
+    for p in range(0, len(text), 3):
+        n = B64.index(text[p]) << 12 | B64.index(text[p + 1]) << 6 | B64.index(text[p + 2])
+        k, m = n >> 14, n & 16383
+        vals.append(None if n == 262143 else (m / 10 ** (3 + k) if m else 0))
+    it = iter(vals)
+    att["weights"] = [[[[next(it) for _ in range(C)] for _ in range(R)] for _ in range(H)] for _ in range(L)]
+
+
+def named(tokens, i):
+    """A token as the readouts name it: with its position when its text occurs more than once."""
+    return "%s @%d" % (tokens[i], i) if tokens.count(tokens[i]) > 1 else tokens[i]
+
+
 def output_doc(html):
     head = 'attnExplorer(document.getElementById("'
     start = html.rindex(head) + len(head)
@@ -100,6 +133,8 @@ def output_doc(html):
     text = html[html.index(", ", start) + 2:html.rindex(");</script>")]
     doc = json.loads(text)
     assert doc["id"] == vid, (doc["id"], vid)
+    for att in doc["attentions"]:
+        unpack(att)
     return doc
 
 
@@ -121,18 +156,7 @@ def run(driver, port, args, check):
 
     d = driver
     origin = "http://127.0.0.1:%d" % port
-    events = []  # (phase, CDP message) of every network event, in order
-
-    def drain(phase):
-        for e in d.get_log("performance"):
-            m = json.loads(e["message"])["message"]
-            if m["method"] in ("Network.requestWillBeSent", "Network.webSocketCreated"):
-                events.append((phase, m))
-
-    severe = []  # SEVERE console messages once the notebook is open
-
-    def drain_console():
-        severe.extend(e for e in d.get_log("browser") if e["level"] == "SEVERE")
+    net = notebook_browser.Network(d, port)  # every request, by phase, and SEVERE console messages
 
     def lines(vid):
         return d.execute_script(LINES, vid)
@@ -178,9 +202,10 @@ def run(driver, port, args, check):
     wait_for(lambda: d.execute_script(
         "return window.Jupyter && Jupyter.notebook && Jupyter.notebook.kernel"
         " && Jupyter.notebook.kernel.is_connected();"), 120, "the kernel to connect")
-    drain("load")
-    drain_console()
-    severe.clear()  # what Jupyter says while it loads is not the explorer's
+    net.settle()  # MathJax done with the markdown cells: what it loads is the page's loading
+    net.drain("load")
+    net.drain_console()
+    net.severe.clear()  # what Jupyter says while it loads is not the explorer's
     t0 = time.time()
     d.execute_script("Jupyter.notebook.clear_all_output(); Jupyter.notebook.execute_all_cells();")
     wait_for(lambda: d.execute_script(
@@ -189,7 +214,7 @@ def run(driver, port, args, check):
         "return pending.length == 0 && !Jupyter.notebook.kernel_busy;"), args.timeout, "Run All", step=1.0)
     run_seconds = time.time() - t0
     time.sleep(0.5)  # let the last output's script run
-    drain("run")
+    net.drain("run")
 
     errors = d.execute_script(
         "return Jupyter.notebook.get_cells().filter(c => c.cell_type == 'code')"
@@ -197,7 +222,8 @@ def run(driver, port, args, check):
         ".reduce((a, b) => a.concat(b), []);")
     if not check("every cell ran without an error (Run All: %.1f s)" % run_seconds, not errors, errors):
         return run_seconds
-    docs = [output_doc(h) for h in d.execute_script(DOCS)]
+    htmls = d.execute_script(DOCS)
+    docs = [output_doc(h) for h in htmls]
     if not check("two explorer outputs", len(docs) == 2, [doc.get("title") for doc in docs]):
         return run_seconds
     tdoc, sdoc = docs
@@ -229,8 +255,17 @@ def run(driver, port, args, check):
     check("(a) the Transformer's attentions: encoder self, decoder self, cross; 2 layers x 3 heads each",
           names == ["encoder self", "decoder self", "cross"]
           and all(len(a["weights"]) == 2 and len(a["weights"][0]) == 3 for a in tdoc["attentions"]), names)
-    check("(a) every weight row sums to 1", all(
-        abs(sum(row) - 1) < 1e-9 for a in tdoc["attentions"] for layer in a["weights"] for m in layer for row in m))
+    check("(a) every weight row sums to 1 (within the 4 significant digits written)", all(
+        abs(sum(row) - 1) < 1e-3 for a in tdoc["attentions"] for layer in a["weights"] for m in layer for row in m))
+
+    # (i) untrusted: the static picture through Jupyter's sanitiser
+    san = d.execute_async_script(notebook_browser.SANITISED, htmls)
+    check("(i) sanitised like an untrusted notebook, each explorer shows its picture as an <img> that loads, "
+          "with an alt text, and no raw SVG text",
+          isinstance(san, list) and len(san) == 2 and all(
+              len(o["imgs"]) == 1 and o["imgs"][0][0] > 100 and o["imgs"][0][1] > 50 and o["imgs"][0][3] > 100
+              and o["imgs"][0][2].startswith("Attention explorer") and o["svgs"] == 0 and o["scripts"] == 0
+              and len(o["text"]) < 40 for o in san), san)
     toks = d.execute_script("""const r = document.getElementById(arguments[0]);
       return ['q', 'k'].map(s => Array.from(r.querySelectorAll('.attn-tok[data-side="' + s + '"] text')).map(t => t.textContent));""", v1)
     enc = tdoc["attentions"][0]
@@ -254,9 +289,23 @@ def run(driver, port, args, check):
           not bad and shown_q == want_q and len(shown_q) > 0, bad[:5])
     ro = d.find_element(By.CSS_SELECTOR, "#%s .attn-readout" % v1).text
     W0 = enc["weights"][0]
-    want = ["%.3f" % w for h in range(3) for w in W0[h][qi]]
+    # The readout lists each head's largest weights, as many as fit on a line: at least the top 3.
+    want = ["%.3f" % w for h in range(3) for w in sorted(W0[h][qi], reverse=True)[:3]]
     check("(b) the readout shows the hovered token and its weights as numbers",
           enc["rows"][qi] in ro and all(w in ro for w in want), (want, ro))
+    repeated = [named(enc["cols"], j) for j in range(len(enc["cols"])) if enc["cols"].count(enc["cols"][j]) > 1]
+    check("(j) the readout tells repeated tokens apart by position (%s)" % ", ".join(repeated),
+          len(repeated) >= 2 and all(r in ro for r in repeated), ro)
+    hv = d.execute_script("""const r = document.getElementById(arguments[0]), svg = r.querySelector('svg.attn-hv');
+      const ax = Array.from(svg.querySelectorAll('text.attn-axis')).map(t => { const b = t.getBBox(); return [b.x, b.x + b.width]; });
+      const ops = Array.from(svg.querySelectorAll('line')).map(l => +l.getAttribute('stroke-opacity'));
+      return {axes: ax, width: +svg.getAttribute('width'), minop: Math.min(...ops),
+              note: r.querySelector('.attn-rows-note').hidden};""", v1)
+    check("(j) the 'query' and 'key' headers lie inside the head view (not clipped)",
+          hv["axes"][0][0] >= 0 and hv["axes"][1][1] <= hv["width"], hv)
+    check("(j) every drawn line has an opacity of at least %.2f (diffuse heads stay visible)" % FLOOR,
+          hv["minop"] >= FLOOR - 1e-9, hv["minop"])
+    check("(j) encoder self-attention: no note on decoder rows", hv["note"] is True, hv)
     check("(b) hovering keeps the view's height",
           d.execute_script("return arguments[0].getBoundingClientRect().height", d.find_element(By.ID, v1)) == height)
     check("(b) the decoding view is unchanged by the hover", snapshot(v2) == snap2)
@@ -268,6 +317,15 @@ def run(driver, port, args, check):
           not bad and any(x[5] for x in l1), bad[:5])
     unhover(v1)
     check("(b) un-hovering shows every line again", lines(v1) == base1)
+    token(v1, "q", qi).click()
+    unhover(v1)
+    l1 = lines(v1)
+    ro = d.find_element(By.CSS_SELECTOR, "#%s .attn-readout" % v1).text
+    check("(j) a click pins a token: its lines stay alone after the mouse leaves, the readout says pinned",
+          all(x[5] == (x[1] == qi) for x in l1) and "pinned" in ro, ro)
+    token(v1, "q", qi).click()
+    unhover(v1)
+    check("(j) a second click unpins: every line again", lines(v1) == base1)
 
     # (c) head toggles
     box = d.find_element(By.CSS_SELECTOR, '#%s .attn-panel[data-view="head"] input[data-h="1"]' % v1)
@@ -283,7 +341,23 @@ def run(driver, port, args, check):
           listed == [0, 2] and all(x[5] == (x[0] != 1 and x[1] == 0) for x in l1), listed)
     unhover(v1)
     box.click()
-    check("(c) ticking it again shows its lines again", lines(v1) == base1)
+    check("(c) ticking it again shows its lines again", sorted(lines(v1)) == sorted(base1))
+    toggle = d.find_element(By.CSS_SELECTOR, '#%s .attn-head-toggle[data-h="2"]' % v1)
+    ActionChains(d).double_click(toggle).perform()
+    l1 = lines(v1)
+    ticks = d.execute_script("return Array.from(document.querySelectorAll('#%s .attn-head-toggle input')).map(b => b.checked)" % v1)
+    check("(j) double-clicking head 2 shows it alone (bertviz's gesture)",
+          ticks == [False, False, True] and all(x[5] == (x[0] == 2) for x in l1) and any(x[5] for x in l1), ticks)
+    ActionChains(d).double_click(toggle).perform()
+    check("(j) double-clicking it again shows every head", sorted(lines(v1)) == sorted(base1))
+    hover(d.find_element(By.CSS_SELECTOR, '#%s .attn-head-toggle[data-h="0"]' % v1))
+    raised = d.execute_script("""const svg = document.querySelector('#' + arguments[0] + ' svg.attn-hv');
+      const gs = Array.from(svg.querySelectorAll('g.attn-head'));
+      return {last: +gs[gs.length - 1].getAttribute('data-h'),
+              op: gs.map(g => [+g.getAttribute('data-h'), +getComputedStyle(g).opacity]).sort()};""", v1)
+    check("(j) pointing at head 0's toggle draws its lines on top and fades the other heads",
+          raised["last"] == 0 and raised["op"] == [[0, 1], [1, 0.12], [2, 0.12]], raised)
+    unhover(v1)
 
     # (d) attention and layer selectors
     sel = head_select(v1, 1)
@@ -298,13 +372,32 @@ def run(driver, port, args, check):
         head_select(v1, 2).select_by_index(1)
         check("(d) '%s' layer 1 selected: layer 1's lines" % att["name"],
               drawn(lines(v1)) == expected_lines(att, 1) and expected_lines(att, 1) != expected_lines(att, 0))
+        note = d.find_element(By.CSS_SELECTOR, "#%s .attn-rows-note" % v1)
+        check("(j) '%s': the head view says its rows are the tokens the decoder reads" % att["name"],
+              note.is_displayed() == bool(att.get("rows_read")) and (not att.get("rows_read") or "reads" in note.text),
+              (att.get("rows_read"), note.text))
+        if len(att["cols"]) > 6:
+            hover(token(v1, "q", 1))
+            more = d.find_elements(By.CSS_SELECTOR, "#%s .attn-ro-more" % v1)
+            check("(j) '%s' (%d keys): the readout shows '+%d smaller'" % (att["name"], len(att["cols"]), len(att["cols"]) - 6),
+                  more and all(m.is_displayed() and m.text == "+%d smaller" % (len(att["cols"]) - 6) for m in more),
+                  [m.text for m in more])
+            unhover(v1)
     cross = tdoc["attentions"][2]
     hover(token(v1, "q", 2))
     shot(v1, "head.png")
     unhover(v1)
     check("(d) the decoding view is unchanged by the selectors", snapshot(v2) == snap2)
 
-    # (e) model view
+    # (e) model view, reached from the keyboard: ARIA tabs move with the arrow keys
+    head_tab = d.find_element(By.CSS_SELECTOR, '#%s .attn-tab[data-view="head"]' % v1)
+    head_tab.send_keys(Keys.ARROW_RIGHT)
+    aria = d.execute_script("""const r = document.getElementById(arguments[0]);
+      return Array.from(r.querySelectorAll('.attn-tab')).map(t => { const p = document.getElementById(t.getAttribute('aria-controls'));
+        return [t.getAttribute('data-view'), t.getAttribute('aria-selected'), t.getAttribute('tabindex'),
+                p && p.getAttribute('role'), p && !p.hidden, document.activeElement === t]; });""", v1)
+    check("(j) ARIA tabs: the arrow key selects and focuses the model view's tab, which controls its tabpanel",
+          aria == [["head", "false", "-1", "tabpanel", False, False], ["model", "true", "0", "tabpanel", True, True]], aria)
     tab(v1, "model")
     msel = Select(d.find_element(By.CSS_SELECTOR, '#%s .attn-panel[data-view="model"] select' % v1))
     for att in tdoc["attentions"]:
@@ -328,7 +421,25 @@ def run(driver, port, args, check):
     hover(d.find_element(By.CSS_SELECTOR, '#%s .attn-heat rect[data-r="3"][data-c="2"]' % v1))
     ro = d.find_element(By.CSS_SELECTOR, "#%s .attn-big-ro" % v1).text
     check("(e) hovering a cell shows its weight",
-          ro == "%s → %s: %.3f" % (cross["rows"][3], cross["cols"][2], m[3][2]), ro)
+          ro == "%s → %s: %.3f" % (named(cross["rows"], 3), named(cross["cols"], 2), m[3][2]), ro)
+    tip = d.execute_script("""const r = document.getElementById(arguments[0]);
+      const t = r.querySelector('.attn-heat-tip'), c = r.querySelector('.attn-heat rect[data-r="3"][data-c="2"]').getBoundingClientRect();
+      const b = t.getBoundingClientRect();
+      return {vis: getComputedStyle(t).visibility, text: t.textContent, dy: Math.abs((b.top + b.bottom) / 2 - (c.top + c.bottom) / 2),
+              dx: Math.min(Math.abs(b.left - c.right), Math.abs(b.right - c.left)),
+              max: r.querySelector('.attn-scale-max') && r.querySelector('.attn-scale-max').textContent,
+              bar: !!r.querySelector('.attn-scale-bar')};""", v1)
+    check("(j) the hovered cell's weight shows beside the cell", tip["vis"] == "visible" and tip["text"] == "%.3f" % m[3][2]
+          and tip["dy"] < 2 and tip["dx"] < 6, tip)
+    check("(j) the enlarged map has a colour bar from 0 to its largest weight", tip["bar"] and tip["max"] == "%.3f" % top, tip)
+    heat = d.find_element(By.CSS_SELECTOR, "#%s svg.attn-heat" % v1)
+    d.execute_script("arguments[0].focus()", heat)
+    heat.send_keys(Keys.ARROW_RIGHT)
+    ro = d.find_element(By.CSS_SELECTOR, "#%s .attn-big-ro" % v1).text
+    check("(j) the map's cells are reachable by keyboard: focus, then an arrow key reads the next cell",
+          ro == "%s → %s: %.3f" % (named(cross["rows"], 3), named(cross["cols"], 3), m[3][3]), ro)
+    d.execute_script("arguments[0].blur()", heat)
+    hover(d.find_element(By.CSS_SELECTOR, '#%s .attn-heat rect[data-r="3"][data-c="2"]' % v1))
     shot(v1, "model.png")
     check("(e) the decoding view is unchanged by the model view", snapshot(v2) == snap2)
 
@@ -348,7 +459,8 @@ def run(driver, port, args, check):
 
     def matches(st, k):
         s = steps[k]
-        return (st["word"] == s["token"] and st["toks"] == source and st["n"] == "%d / %d" % (k + 1, len(steps))
+        return (st["word"] == s["token"] and st["toks"] == [named(source, j) for j in range(len(source))]
+                and st["n"] == "%d / %d" % (k + 1, len(steps))
                 and st["ws"] == ["%.3f" % w for w in s["row"]] and st["cur"] == [k]
                 and all(abs(float(f.rstrip("%")) - 100 * w) < 0.1 for f, w in zip(st["fills"], s["row"]))
                 and len(st["fills"]) == len(s["row"])
@@ -357,6 +469,32 @@ def run(driver, port, args, check):
 
     st0 = step_state()
     check("(f) step 1 shows its word, attention row, beam, gate and path", matches(st0, 0), st0)
+    slider = d.find_element(By.CSS_SELECTOR, "#%s .attn-slider" % v2)
+    bold, labelled = [], []
+    for k in range(len(steps)):
+        d.execute_script("arguments[0].value = arguments[1]; arguments[0].dispatchEvent(new Event('input'))", slider, k)
+        b = d.execute_script("""const r = document.getElementById(arguments[0]);
+          return {bold: Array.from(r.querySelectorAll('.attn-hyp.attn-best')).map(e => [+e.getAttribute('data-i'),
+                    e.querySelector('.attn-hyp-text').textContent]),
+                  word: r.querySelector('.attn-word').textContent, label: r.querySelector('.attn-bars-label').textContent,
+                  side: r.querySelector('.attn-step-side').innerText};""", v2)
+        written = " ".join(s["token"] for s in steps[:k + 1])
+        bold.append(b["bold"] == [[steps[k]["continued"], written]])
+        read = steps[k - 1]["token"] if k else "<bos>"
+        labelled.append(b["word"].startswith("reads %s, writes %s" % (read, steps[k]["token"]))
+                        and "p = %.3f" % steps[k]["probability"] in b["word"]
+                        and sdoc["steps_label"] in b["label"]
+                        and all(x["token"] in b["side"] and "%.3f" % x["probability"] in b["side"] for x in steps[k]["alternatives"])
+                        and "source position" in b["side"])
+        if not (bold[-1] and labelled[-1]):
+            print("     step %d: %s" % (k + 1, b))
+    check("(j) at every step the bold beam entry is the prefix the output continues (step 4's ranks 2nd)",
+          all(bold) and any(s["continued"] != 0 for s in steps), bold)
+    check("(j) every step says the word it read and the word it wrote, the word's probability, what the bars are "
+          "(the steps' label), the other words kept and where the alignment position lies", all(labelled), labelled)
+    bars = d.execute_script("return getComputedStyle(document.querySelector('#' + arguments[0] + ' .attn-bars')).overflowY", v2)
+    check("(j) the decoding bars scroll inside their box (a long source stays on screen)", bars == "auto", bars)
+    d.execute_script("arguments[0].value = 0; arguments[0].dispatchEvent(new Event('input'))", slider)
     check("(f) the beam's 3 hypotheses, the gate and the path are shown",
           d.execute_script("""const r = document.getElementById(arguments[0]);
             return [r.querySelectorAll('.attn-hyp').length, !!r.querySelector('.attn-gate'), !!r.querySelector('.attn-path')]""",
@@ -383,54 +521,11 @@ def run(driver, port, args, check):
           matches(st2, 2) and slider.get_attribute("value") == "2", st2)
     check("(f) the Transformer view is unchanged by the slider", snapshot(v1) == snap1)
     shot(v2, "decoding.png")
-    drain("use")
-    drain_console()
+    net.drain("use")
+    net.drain_console()
 
-    # (g) the network
-    def request_url(m):
-        return m["params"]["request"]["url"] if "request" in m["params"] else m["params"]["url"]
-
-    def where(m):
-        """Who started a request: 'jupyter' (its own code or styles), or what in the page."""
-        ini = m["params"].get("initiator", {})
-        url = ini.get("url", "")
-        stack = ini.get("stack")
-        while stack and not stack.get("callFrames"):
-            stack = stack.get("parent")
-        if stack:  # the frame that called fetch / XMLHttpRequest / WebSocket
-            url = stack["callFrames"][0].get("url", "")
-        elif not url:  # no script, no document (an href set by Jupyter: its busy favicon): the file asked for
-            url = request_url(m)
-        if url.startswith(tuple(origin + prefix for prefix in JUPYTER_PREFIXES)):
-            return "jupyter"
-        return "%s initiator, from %s" % (ini.get("type"), url or "an inline script")
-
-    local = ("http://127.0.0.1:%d/" % port, "ws://127.0.0.1:%d/" % port)
-    urls = [(phase, request_url(m)) for phase, m in events]
-    away = [(p, u) for p, u in urls if not u.startswith(local) and not u.startswith(("data:", "blob:"))]
-    check("(g) every request went to the local Jupyter server (%d requests)" % len(urls),
-          urls and not away, away[:10])
-    # From Run All on, the notebook page itself (an output's script, style or markup) starts none.
-    from_outputs = [(p, request_url(m), where(m)) for p, m in events if p != "load" and where(m) != "jupyter"]
-    check("(g) no request made by a notebook output (the explorers)", not from_outputs, from_outputs[:10])
-    # Using the views is all in the page: no request at all, bar Jupyter's autosave.
-    during_use = [(request_url(m), m["params"].get("request", {}).get("method")) for p, m in events if p == "use"]
-    during_use = [(u, meth) for u, meth in during_use if not (meth == "PUT" and "/api/contents/" in u)]
-    check("(g) no request while the views were used", not during_use, during_use[:10])
-
-    # (h) the console: an error not from a file Jupyter serves comes from the page's outputs
-    jupyter_files = tuple(origin + prefix for prefix in JUPYTER_PREFIXES + ("/api/",))
-    page_errors = [e for e in severe if not e["message"].startswith(jupyter_files)]
-    check("(h) no console error from the explorers", not page_errors, page_errors[:5])
-    if severe and args.verbose:
-        print("     other console errors (Jupyter's):", [e["message"][:200] for e in severe if e not in page_errors])
-
-    # The blocking itself: a request to a public host (by name, and by address) fails.
-    blocked = d.execute_async_script("""const done = arguments[arguments.length - 1];
-      const probe = u => fetch(u, {mode: 'no-cors', cache: 'no-store'}).then(() => 'loaded ' + u, () => 'blocked');
-      Promise.all([probe('https://example.com/'), probe('http://93.184.215.14/')]).then(done);""")
-    check("(g) the network is blocked: fetching example.com, by name and by address, fails",
-          blocked == ["blocked", "blocked"], blocked)
+    # (g) the network and (h) the console (tools/notebook_browser.py)
+    net.check(check, "(g)", "(h)", "the explorers", args.verbose)
     return run_seconds
 
 
@@ -458,13 +553,8 @@ def main():
     check = Checks(args.verbose)
     try:
         driver = notebook_browser.chromium(
-            ["--window-size=1280,1400", "--force-device-scale-factor=1",
-             # The network blocked: no host name but the loopback address resolves, and
-             # everything not loopback goes to a proxy that is not there (an address too).
-             "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
-             "--proxy-server=http://127.0.0.1:9",
-             "--disable-background-networking", "--disable-component-update", "--no-first-run"],
-            {"goog:loggingPrefs": {"performance": "ALL", "browser": "ALL"}})
+            ["--window-size=1280,1400", "--force-device-scale-factor=1"] + list(notebook_browser.BLOCKED_NETWORK),
+            notebook_browser.LOGGING)
         try:
             run_seconds = run(driver, port, args, check)
         except Exception as e:  # a timeout or a missing element: one failed check, with the page's errors

@@ -6,13 +6,17 @@ and which SVG output of that cell it is. After a notebook is re-run:
 
     /usr/bin/python3 tools/figures.py --write    copy every figure from its notebook output
     /usr/bin/python3 tools/figures.py --check    exit 1, naming each figure that differs
-                                                 from its notebook output (a meson test)
+                                                 from its notebook output, and each notebook
+                                                 output an untrusted notebook would show as
+                                                 text instead of a picture (a meson test)
 
 so a page never shows a figure from an older run than the numbers beside it.
 Standard library only.
 """
 import argparse
+import base64
 import json
+import re
 import os
 import sys
 
@@ -28,11 +32,44 @@ def svg_output(notebook, cell_id, index):
     cell = next((c for c in cells if c.get("id") == cell_id), None)
     if cell is None:
         raise ValueError("%s has no cell with id %s" % (notebook, cell_id))
-    svgs = [o["data"]["image/svg+xml"] for o in cell.get("outputs", []) if "image/svg+xml" in o.get("data", {})]
+    svgs = [svg for o in cell.get("outputs", []) for svg in [output_svg(o.get("data", {}))] if svg is not None]
     if index >= len(svgs):
         raise ValueError("%s cell %s has %d SVG outputs, not %d" % (notebook, cell_id, len(svgs), index + 1))
-    svg = svgs[index]
-    return ("".join(svg) if isinstance(svg, list) else svg).rstrip("\n") + "\n"
+    return svgs[index].rstrip("\n") + "\n"
+
+
+# viz/display.hpp shows an SVG picture as text/html: an <img> with the SVG as a base64 data URI
+# (the one part of the output an untrusted notebook keeps) and a script that inlines it.
+SVG_IMG = re.compile(r'<img data-attn-svg="1"[^>]* src="data:image/svg\+xml;base64,([A-Za-z0-9+/=]*)"')
+
+
+def output_svg(data):
+    """The SVG picture of one output's data: its image/svg+xml, or the data URI of a picture
+    viz/display.hpp wrote as text/html; None for any other output."""
+    def text(v):
+        return "".join(v) if isinstance(v, list) else v
+    if "image/svg+xml" in data:
+        return text(data["image/svg+xml"])
+    m = SVG_IMG.match(text(data.get("text/html", "")))
+    return base64.b64decode(m.group(1)).decode("utf-8") if m else None
+
+
+def untrusted_problems():
+    """Every committed notebook output an untrusted notebook (a fresh clone opened in Jupyter) would
+    show as text instead of a picture: an image/svg+xml output, which Jupyter does not render untrusted."""
+    found = []
+    for folder in ("notebooks", os.path.join("notebooks", "solutions")):
+        for name in sorted(os.listdir(os.path.join(ROOT, folder))):
+            if not name.endswith(".ipynb"):
+                continue
+            rel = os.path.join(folder, name)
+            with open(os.path.join(ROOT, rel), encoding="utf-8") as f:
+                cells = json.load(f)["cells"]
+            bare = sum(1 for c in cells for o in c.get("outputs", []) if "image/svg+xml" in o.get("data", {}))
+            if bare:
+                found.append("%s: %d SVG outputs an untrusted notebook shows as text (re-run it: viz/display.hpp "
+                             "now writes them as an <img>)" % (rel, bare))
+    return found
 
 
 def main():
@@ -70,12 +107,16 @@ def main():
     for name in sorted(os.listdir(FIGURES)):
         if name.startswith("ch") and name.endswith(".svg") and name not in listed:
             problems.append("%s: not in docs/figures/sources.json, so nothing keeps it fresh" % name)
+    stale = len(problems)
+    if args.check:
+        problems += untrusted_problems()
     for p in problems:
         print("figures: " + p, file=sys.stderr)
     if args.write:
-        print("figures: %d written, %d already fresh" % (written, len(sources) - written - len(problems)))
+        print("figures: %d written, %d already fresh" % (written, len(sources) - written - stale))
     else:
-        print("figures: %d of %d fresh" % (len(sources) - len(problems), len(sources)))
+        print("figures: %d of %d fresh; %d notebooks with SVG outputs an untrusted notebook shows as text"
+              % (len(sources) - stale, len(sources), len(problems) - stale))
     return 1 if problems else 0
 
 

@@ -7,6 +7,7 @@
 #pragma once
 
 #include "../core/tensor.hpp"
+#include "base64.hpp"
 #include "plot.hpp"
 
 #include <nlohmann/json.hpp>
@@ -76,9 +77,25 @@ inline nlohmann::json mime_bundle_repr(const Explorer& explorer) {
   return bundle;
 }
 
+// The picture as HTML: an <img> whose source is the SVG as a data URI, and a script that puts the
+// SVG itself in its place. Where scripts run (a trusted notebook, an exported page) the picture is
+// inline, so its <title> tooltips show on hover; where they do not (an untrusted notebook, e.g. a
+// fresh clone opened in Jupyter), the sanitiser strips the script and an inline <svg>, but keeps
+// the <img>, so the picture still shows. An image/svg+xml output would show there as its text/plain.
+// The script swaps every such <img> still on the page, so it needs no id and an output is the same
+// bytes at every run.
+inline std::string svg_html(const std::string& svg) {
+  return "<img data-attn-svg=\"1\" alt=\"figure\" style=\"max-width:100%\" src=\"" + svg_data_uri(svg) +
+         "\"><script>document.querySelectorAll(\"img[data-attn-svg]\").forEach(function(i){"
+         "var b=atob(i.src.slice(i.src.indexOf(\",\")+1)),u=new Uint8Array(b.length);"
+         "for(var k=0;k<b.length;++k)u[k]=b.charCodeAt(k);var d=document.createElement(\"div\");"
+         "d.innerHTML=new TextDecoder().decode(u);if(d.firstElementChild)i.replaceWith(d.firstElementChild);});"
+         "</script>";
+}
+
 inline nlohmann::json mime_bundle_repr(const Svg& svg) {
   nlohmann::json bundle;
-  bundle["image/svg+xml"] = svg.text;
+  bundle["text/html"] = svg_html(svg.text);
   bundle["text/plain"] = "<svg picture>";
   return bundle;
 }

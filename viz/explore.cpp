@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
+#include <optional>
 
 namespace attn::viz {
 
@@ -43,6 +45,56 @@ xt::xarray<double> sentence_weights(const std::string& name, const Tensor& weigh
   return xt::view(w, xt::all(), xt::range(0, rows), xt::range(0, cols));         // [H, rows, cols]
 }
 
+// What the rows of hypothesis' `name` are, for the decoding view's label. A Transformer's
+// "attention" is the head average of its last decoder layer's cross-attention ("decoder.<l>.cross").
+std::string steps_label(const models::Hypothesis& hypothesis, const std::string& name, std::size_t heads) {
+  std::size_t last = 0;
+  bool layered = false;
+  for (const auto& [other, steps] : hypothesis.attention) {
+    std::string kind;
+    std::size_t layer = 0;
+    if (layered_name(other, kind, layer) && kind == "cross" && (!layered || layer > last)) {
+      last = layer;
+      layered = true;
+    }
+  }
+  if (name == "attention" && layered) {
+    const auto& cross = hypothesis.attention.at("decoder." + std::to_string(last) + ".cross");
+    const std::size_t h = cross.empty() || cross[0].dim() < 2 ? 1 : cross[0].shape()[0];
+    return "cross-attention of the last layer (" + std::to_string(last) + "), averaged over its " + std::to_string(h) +
+           " heads";
+  }
+  if (heads > 1) return "'" + name + "' weights, averaged over " + std::to_string(heads) + " heads";
+  return "'" + name + "' weights";
+}
+
+bool starts_with(const std::vector<std::int64_t>& tokens, const std::vector<std::int64_t>& prefix, std::size_t n) {
+  return tokens.size() >= n && prefix.size() >= n && std::equal(prefix.begin(), prefix.begin() + long(n), tokens.begin());
+}
+
+// At step t of a beam search: which kept prefix the output continues, the written word's
+// probability given the prefix before it (two kept prefixes' log-probabilities apart), and the
+// other words kept after that same prefix, most probable first. Nothing when the output's
+// prefixes were not kept (keep_greedy's sentence past the step the search dropped it).
+void beam_step(const models::Hypothesis& h, std::size_t t, const std::function<std::string(std::int64_t)>& word,
+               ExplorerStep& step) {
+  const auto& kept = h.beam[t];
+  for (std::size_t i = 0; i < kept.size(); ++i)
+    if (kept[i].first.size() == t + 1 && starts_with(kept[i].first, h.tokens, t + 1)) step.continued = i;
+  if (!step.continued) return;
+  std::optional<double> before = 0.0;  // the log-probability of the prefix before step t
+  if (t > 0) {
+    before.reset();
+    for (const auto& [tokens, log_prob] : h.beam[t - 1])
+      if (tokens.size() == t && starts_with(tokens, h.tokens, t)) before = log_prob;
+  }
+  if (!before) return;
+  step.probability = std::exp(kept[*step.continued].second - *before);
+  for (std::size_t i = 0; i < kept.size(); ++i)
+    if (i != *step.continued && kept[i].first.size() == t + 1 && starts_with(kept[i].first, h.tokens, t))
+      step.alternatives.emplace_back(word(kept[i].first[t]), std::exp(kept[i].second - *before));
+}
+
 }  // namespace
 
 Explorer explore(const std::map<std::string, Tensor>& attention, const std::vector<std::string>& source,
@@ -70,14 +122,14 @@ Explorer explore(const std::map<std::string, Tensor>& attention, const std::vect
                                                     layers[0].shape()[2]});  // [L, H, rows, cols]
     for (std::size_t l = 0; l < layers.size(); ++l) xt::view(stacked, l) = layers[l];
     explorer.attentions.push_back({kind, kind == "encoder self" ? source : target,
-                                   kind == "decoder self" ? target : source, std::move(stacked)});
+                                   kind == "decoder self" ? target : source, std::move(stacked), kind != "encoder self"});
   }
   if (explorer.attentions.empty())  // with layers, the other names are their head average: left out
     for (const auto& [name, weights] : attention) {
       if (ends_with(name, "_gate")) continue;
       const xt::xarray<double> w = sentence_weights(name, weights, sentence, target.size(), source.size());
       xt::xarray<double> four = xt::view(w, xt::newaxis(), xt::all(), xt::all(), xt::all());  // [1, H, T, S]
-      explorer.attentions.push_back({name, target, source, std::move(four)});
+      explorer.attentions.push_back({name, target, source, std::move(four), true});
     }
   if (explorer.attentions.empty())
     throw ValueError("explore: no attention to show (the model has none, or forward() has not run)");
@@ -104,6 +156,8 @@ Explorer explore_decoding(const models::Hypothesis& hypothesis, const std::vecto
   const auto gate = hypothesis.attention.find(view.gate);
   Explorer explorer;
   explorer.source = source;
+  const std::size_t heads = !rows.empty() && rows[0].dim() == 2 ? rows[0].shape()[0] : 1;
+  explorer.steps_label = steps_label(hypothesis, view.attention, heads);
   for (std::size_t t = 0; t < hypothesis.tokens.size() && t < rows.size(); ++t) {
     xt::xarray<double> w = rows[t].to_array();  // [S'] or [H, S']
     if (w.dimension() == 2) w = xt::mean(w, {0});
@@ -120,6 +174,7 @@ Explorer explore_decoding(const models::Hypothesis& hypothesis, const std::vecto
         for (std::int64_t id : tokens) text += (text.empty() ? "" : " ") + word(id);
         step.beam.emplace_back(text, log_prob);
       }
+    if (t < hypothesis.beam.size()) beam_step(hypothesis, t, word, step);
     if (gate != hypothesis.attention.end() && t < gate->second.size()) step.gate = gate->second[t].to_array()(0);
     if (view.expected_position) {
       double position = 0.0;

@@ -23,6 +23,7 @@ namespace attn::viz {
 //   a Transformer's "encoder.<l>.self", "decoder.<l>.self" and "decoder.<l>.cross" become the
 //   attentions "encoder self" [L, H, S, S], "decoder self" [L, H, T, T] and "cross" [L, H, T, S]
 //   (its "attention", their head average, is left out);
+//   (every attention but "encoder self" has rows_read: its rows are the tokens the decoder reads);
 //   any other name (a recurrent model's "attention", a copy head's "copy") one attention
 //   [1, H, T, S] of that name; names ending in "_gate" (a copy gate) are not attention and are left out.
 // ShapeError naming the weights when a sentence or a token is out of their range.
@@ -39,8 +40,11 @@ struct DecodingView {
 };
 
 // Hypothesis `hypothesis` step by step over its S = source.size() source tokens: the token
-// written, the weights that chose it, beam search's kept prefixes (Hypothesis::beam), and the
-// gate and path of `view`. `word` spells an output id. ValueError naming the attention
+// written, the weights that chose it (Explorer::steps_label says which: a Transformer's
+// "attention" is its last layer's cross-attention averaged over heads), beam search's kept
+// prefixes (Hypothesis::beam) with the one the output continues, the written word's probability
+// and the other words kept after the same prefix (from those prefixes' log-probabilities: greedy
+// decoding records neither), and the gate and path of `view`. `word` spells an output id. ValueError naming the attention
 // when the hypothesis has none of that name.
 Explorer explore_decoding(const models::Hypothesis& hypothesis, const std::vector<std::string>& source,
                           const std::function<std::string(std::int64_t)>& word, const DecodingView& view = {});

@@ -15,7 +15,9 @@
 // (explorer.css) are inside it and nothing is fetched, so it works offline and in an exported
 // HTML file. Each view has its own random id and touches only its own elements, so a notebook
 // may show many. Where scripts do not run (GitHub's renderer, an untrusted notebook), a static
-// picture shows instead: every head of the first attention's last layer (viz/heads.hpp).
+// picture shows instead: every head of the first attention's last layer (viz/heads.hpp), as an
+// <img> of a data-URI SVG, which Jupyter's HTML sanitiser keeps (an inline <svg> it strips to text).
+// Weights are written rounded to 4 significant digits, once for every view that draws them.
 #pragma once
 
 #include "../core/config.hpp"
@@ -33,6 +35,9 @@ struct ExplorerAttention {
   std::vector<std::string> rows;     // the queries (an output's tokens, or the source's for self-attention)
   std::vector<std::string> cols;     // the keys
   xt::xarray<double> weights;        // [layers, heads, rows, cols]; a recurrent model: [1, 1, T, S]
+  // The rows are what a decoder reads (<bos>, then the words written): the row of word w is the
+  // step that read w and wrote the next word. The views say so (viz::explore sets it).
+  bool rows_read = false;
 };
 
 // One output step of a decoding.
@@ -42,6 +47,9 @@ struct ExplorerStep {
   std::vector<std::pair<std::string, double>> beam;  // the hypotheses kept, and their scores (beam search)
   std::optional<double> gate;        // a copy head's p_gen
   std::optional<double> path;        // the monotonic model's expected alignment position
+  std::optional<std::size_t> continued;  // the beam entry the output continues (it need not rank first)
+  std::optional<double> probability;     // the written word's probability given the prefix before it
+  std::vector<std::pair<std::string, double>> alternatives;  // other words kept after that prefix, and their probabilities
 };
 
 struct Explorer {
@@ -49,6 +57,7 @@ struct Explorer {
   std::vector<ExplorerAttention> attentions;  // head and model views (when not empty)
   std::vector<ExplorerStep> steps;            // the decoding view (when not empty)
   std::vector<std::string> source;            // the columns of the steps' rows
+  std::string steps_label;                    // what the steps' rows are ("the last layer's cross-attention, ...")
 };
 
 // The HTML fragment of one view. ShapeError naming the attention unless its weights are

@@ -12,6 +12,7 @@
 
 #include "../core/errors.hpp"
 #include "../io/png.hpp"
+#include "base64.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -27,20 +28,6 @@ struct Image {
 };
 
 namespace detail {
-
-inline std::string base64(const std::string& bytes) {
-  static const char* const digits = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  out.reserve((bytes.size() + 2) / 3 * 4);
-  for (std::size_t i = 0; i < bytes.size(); i += 3) {
-    const std::size_t n = bytes.size() - i < 3 ? bytes.size() - i : 3;
-    std::uint32_t v = 0;
-    for (std::size_t j = 0; j < 3; ++j)
-      v = (v << 8) | (j < n ? static_cast<unsigned char>(bytes[i + j]) : 0u);
-    for (std::size_t j = 0; j < 4; ++j) out += j <= n ? digits[(v >> (18 - 6 * j)) & 63] : '=';
-  }
-  return out;
-}
 
 // Every pixel repeated scale x scale times.
 inline xt::xtensor<std::uint8_t, 3> enlarge(const xt::xtensor<std::uint8_t, 3>& pixels, std::size_t scale) {
@@ -64,7 +51,7 @@ inline std::string image_png(const Image& image) {
 
 inline nlohmann::json mime_bundle_repr(const Image& image) {
   nlohmann::json bundle;
-  bundle["image/png"] = detail::base64(image_png(image));
+  bundle["image/png"] = base64(image_png(image));
   bundle["text/plain"] = "<RGB picture " + std::to_string(image.pixels.shape()[2]) + "x" +
                          std::to_string(image.pixels.shape()[1]) + ">";
   return bundle;

@@ -14,6 +14,13 @@ namespace {
 
 const char* kSeriesColours[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2"};
 
+// An axis label: whole numbers in full up to a million (a step count reads "1000", not "1e+03"),
+// anything else with 3 significant digits.
+std::string tick_label(double v) {
+  if (v == std::round(v) && std::abs(v) < 1e6) return std::to_string(static_cast<long long>(v));
+  return format_number(v);
+}
+
 // Tick positions at 1, 2 or 5 times a power of ten, about `count` of them.
 std::vector<double> nice_ticks(double lo, double hi, int count = 5) {
   if (hi <= lo) hi = lo + 1;
@@ -61,11 +68,11 @@ std::string line_plot_svg(const std::vector<Series>& series, const LinePlotOptio
   for (double t : xt)
     svg << "<line x1=\"" << px(t) << "\" y1=\"" << top << "\" x2=\"" << px(t) << "\" y2=\"" << top + ph
         << "\" stroke=\"#e5e5e5\"/>\n<text x=\"" << px(t) << "\" y=\"" << top + ph + 16
-        << "\" text-anchor=\"middle\">" << format_number(t) << "</text>\n";
+        << "\" text-anchor=\"middle\">" << tick_label(t) << "</text>\n";
   for (double t : yt)
     svg << "<line x1=\"" << left << "\" y1=\"" << py(t) << "\" x2=\"" << left + pw << "\" y2=\"" << py(t)
         << "\" stroke=\"#e5e5e5\"/>\n<text x=\"" << left - 6 << "\" y=\"" << py(t) + 4
-        << "\" text-anchor=\"end\">" << format_number(t) << "</text>\n";
+        << "\" text-anchor=\"end\">" << tick_label(t) << "</text>\n";
   svg << "<rect x=\"" << left << "\" y=\"" << top << "\" width=\"" << pw << "\" height=\"" << ph
       << "\" fill=\"none\" stroke=\"#333\"/>\n"
       << "<text x=\"" << left + pw / 2 << "\" y=\"" << o.height - 10 << "\" text-anchor=\"middle\">"

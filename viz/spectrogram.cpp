@@ -62,10 +62,12 @@ std::string spectrogram_svg(const xt::xarray<double>& features, const Spectrogra
   const int T = static_cast<int>(features.shape()[0]);
   const int title_h = o.title.empty() ? 10 : 34, left = 50;
   const int spec_h = o.band_px * static_cast<int>(features.shape()[1]);
-  const int width = std::max(left + T * o.frame_px + 20, 9 * static_cast<int>(display_width(o.title)) + 20);
+  const int bar_x = left + T * o.frame_px + 12;  // the colour bar: what a colour of the spectrogram is worth
+  const int width = std::max(bar_x + 70, 9 * static_cast<int>(display_width(o.title)) + 20);
   std::ostringstream svg;
   begin_svg(svg, width, title_h + spec_h + 50, o.title);
   draw_spectrogram(svg, features, left, title_h, o);
+  svg << colour_bar_svg(bar_x, title_h, spec_h, xt::amin(features)(), xt::amax(features)());
   draw_time_axis(svg, features.shape()[0], left, title_h + spec_h, o);
   svg << "</svg>\n";
   return svg.str();
@@ -88,10 +90,14 @@ std::string alignment_over_spectrogram_svg(const xt::xarray<double>& features, c
   const int title_h = o.title.empty() ? 10 : 34, left = std::max(50, 20 + 8 * static_cast<int>(longest));
   const int spec_h = o.band_px * static_cast<int>(features.shape()[1]), gap = 8;
   const int att_top = title_h + spec_h + gap, att_h = o.row_px * static_cast<int>(L);
-  const int width = std::max(left + static_cast<int>(T) * o.frame_px + 20, 9 * static_cast<int>(display_width(o.title)) + 20);
+  // Two colour bars on the right: the spectrogram's values, and the attention weights (0 to 1).
+  const int bar_x = left + static_cast<int>(T) * o.frame_px + 12;
+  const int width = std::max(bar_x + 70, 9 * static_cast<int>(display_width(o.title)) + 20);
   std::ostringstream svg;
   begin_svg(svg, width, att_top + att_h + 50, o.title);
   draw_spectrogram(svg, features, left, title_h, o);
+  svg << colour_bar_svg(bar_x, title_h, spec_h, xt::amin(features)(), xt::amax(features)())
+      << colour_bar_svg(bar_x, att_top, att_h, 0.0, 1.0);
   for (std::size_t i = 0; i < L; ++i) {
     for (std::size_t u = 0; u < U; ++u) {
       const std::size_t first = u * frames_per_state, last = std::min(T, first + frames_per_state);

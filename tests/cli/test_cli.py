@@ -14,8 +14,10 @@ import os
 import re
 import shutil
 import struct
+import subprocess
 import sys
 import tempfile
+import threading
 import unittest
 import xml.etree.ElementTree as ET
 import zipfile
@@ -773,6 +775,57 @@ class Corpus(CliTest):
         self.fails("train", "--task", corpus, "--valid-fraction", "0", "--out", self.path("x"),
                    message="--valid-fraction: expected a finite number in (0, 1)")
         self.fails("train", "--resume", run, "--max-vocab", "3", message="--max-vocab cannot change a run")
+
+    def fifo(self, name, data):
+        """A named pipe at `name` that gives `data` to the first reader that opens it, then no one: a file that
+        can be read once. A second open (a corpus read again) waits for a writer that never comes."""
+        path = self.path(name)
+        if os.path.lexists(path):
+            os.remove(path)
+        os.mkfifo(path)
+
+        def write():
+            try:
+                with open(path, "wb") as f:  # waits for the reader
+                    f.write(data)
+            except OSError:
+                pass
+        threading.Thread(target=write, daemon=True).start()
+        return path
+
+    def test_a_corpus_is_read_once(self):
+        # train and eval read a FILE.tsv (and a --test-file) once: its checksum, its encoding checks and its pairs
+        # come from the same bytes. Named pipes, readable once, stand for files that change between two reads.
+        pairs = ["the file is open\tle fichier est ouvert", "close the file\tfermez le fichier",
+                 "open the window\touvrez la fen\u00eatre", "save the file\tenregistrez le fichier"] * 3
+        corpus = ("\n".join(pairs) + "\n").encode("utf-8")
+        held_out = "close the window\tfermez la fen\u00eatre\n".encode("utf-8")
+        tiny = ["--set", "embed_dim=4", "--set", "encoder_dim=4", "--set", "decoder_dim=4", "--set", "attention_dim=4",
+                "--steps", "2", "--batch-size", "4", "--eval-every", "2"]
+        run = self.path("piped_run")
+        try:
+            status, out, err = attn("train", "--task", self.fifo("piped.tsv", corpus), *tiny,
+                                    "--test-file", self.fifo("piped_test.tsv", held_out), "--out", run, timeout=60)
+        except subprocess.TimeoutExpired:
+            self.fail("train opened its corpus twice: the second read of a named pipe never ends")
+        self.assertEqual(status, 0, err)
+        self.assertIn("12 train / 1 test examples", out)
+        with open(os.path.join(run, "checkpoint", "config.json")) as f:
+            task = json.load(f)["task"]
+        self.assertEqual((task["checksum"], task["test_checksum"]), (common.fnv1a64(corpus), common.fnv1a64(held_out)))
+        self.fifo("piped.tsv", corpus)
+        self.fifo("piped_test.tsv", held_out)
+        try:
+            status, piped, err = attn("eval", "--checkpoint", run, timeout=60)
+        except subprocess.TimeoutExpired:
+            self.fail("eval opened the run's corpus twice: the second read of a named pipe never ends")
+        self.assertEqual(status, 0, err)
+        self.assertIn("1 test sentences", piped)
+        for name, data in (("piped.tsv", corpus), ("piped_test.tsv", held_out)):  # the same bytes in plain files
+            os.remove(self.path(name))
+            with open(self.path(name), "wb") as f:
+                f.write(data)
+        self.assertEqual(self.ok("eval", "--checkpoint", run), piped)
 
 
 if __name__ == "__main__":

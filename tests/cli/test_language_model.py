@@ -263,6 +263,29 @@ class Success(Runs):
             self.assertAlmostEqual(sum(int(r[1]) * float(r[2]) for r in rows) / evaluated[0], evaluated[1], delta=2e-3)
             self.assertEqual(score(lines[-2]), evaluated)
 
+    def test_score_counts_unknown_tokens(self):
+        # One pass over a file's chunks counts what score reports of its unknown tokens: the note counts the file's
+        # tokens outside the vocabulary (a written <unk> is none), the share counts the targets read as <unk> (every
+        # token but the first: a written <unk> too).
+        lines = ["zzqx " + self.lines[5], "", "an <unk> word qqzz and qqzz", self.lines[6]]
+        path = write_text(self.path("unknown.txt"), lines)
+        for model, run in self.runs.items():
+            u = UNIT[model]
+            with open(os.path.join(run, "checkpoint", "vocab.json"), encoding="utf-8") as f:
+                vocab = set(json.load(f)["src"]["tokens"])
+            tokens = stream(with_text(lines), u)
+            unknown = sum(t not in vocab and t != "<unk>" for t in tokens)
+            share = sum(t not in vocab or t == "<unk>" for t in tokens[1:]) / (len(tokens) - 1)
+            if u == "words":
+                self.assertGreater(unknown, 0)
+            for flags in ([], ["--per-line"]):
+                status, out, err = attn("score", "--checkpoint", run, *flags, path)
+                self.assertEqual(status, 0, err)
+                note = f"note: {path}: {unknown:,} of its {len(tokens):,} tokens {'is' if unknown == 1 else 'are'} not " \
+                       "in the model's vocabulary and read as <unk>\n"
+                self.assertEqual(err, note if unknown else "")
+                self.assertIn(f"{path}: {len(tokens) - 1:,} {u} ({100 * share:.1f}% <unk>), ", out)
+
     def test_score_counts_blank_lines_out(self):
         # Blank lines are no sentences: the same lines with blank ones between them score the same.
         held_out = split(self.lines)[2]

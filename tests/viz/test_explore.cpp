@@ -39,6 +39,9 @@ TEST_CASE("explore: a Transformer's every layer and head, by kind, in layer orde
   CHECK(e.attentions[0].name == "encoder self");
   CHECK(e.attentions[1].name == "decoder self");
   CHECK(e.attentions[2].name == "cross");
+  CHECK(!e.attentions[0].rows_read);  // the encoder reads the source
+  CHECK(e.attentions[1].rows_read);
+  CHECK(e.attentions[2].rows_read);
   CHECK(e.attentions[0].rows == source);
   CHECK(e.attentions[0].cols == source);
   CHECK(e.attentions[1].rows == target);
@@ -130,4 +133,37 @@ TEST_CASE("explore_decoding: each step's token, row over the source, beam, gate 
                            "no attention named 'cross' (it has: attention, copy_gate)");
   CHECK_THROWS_WITH_SUBSTR(viz::explore_decoding(h, {"a", "b", "c", "d", "e"}, vocab), attn::ShapeError,
                            "S >= 5");
+}
+
+TEST_CASE("explore_decoding: the beam entry the output continues, the word's probability, the other words kept") {
+  attn::models::Hypothesis h;
+  h.tokens = {4, 5};  // "le chat": at step 1 its prefix ranks second of three
+  h.attention["attention"] = {Tensor(xt::xarray<double>{1.0, 0.0}), Tensor(xt::xarray<double>{0.0, 1.0})};
+  h.attention["decoder.0.cross"] = {Tensor(xt::xarray<double>{{1.0, 0.0}, {1.0, 0.0}}),
+                                    Tensor(xt::xarray<double>{{0.0, 1.0}, {0.0, 1.0}})};  // [H = 2, S]
+  h.attention["decoder.1.cross"] = h.attention["decoder.0.cross"];
+  h.beam = {{{{4}, -0.25}, {{5}, -1.5}},
+            {{{5, 4}, -1.75}, {{4, 5}, -0.75}, {{4, 4}, -2.25}}};
+  const attn::data::Vocab vocab({"le", "chat"});  // le = 4, chat = 5
+  const viz::Explorer e = viz::explore_decoding(h, {"the", "cat"}, vocab);
+  REQUIRE(e.steps.size() == 2);
+  CHECK(e.steps_label == "cross-attention of the last layer (1), averaged over its 2 heads");
+  CHECK(*e.steps[0].continued == 0);
+  CHECK(*e.steps[0].probability == doctest::Approx(std::exp(-0.25)));
+  REQUIRE(e.steps[0].alternatives.size() == 1);  // after the empty prefix
+  CHECK(e.steps[0].alternatives[0].first == "chat");
+  CHECK(e.steps[0].alternatives[0].second == doctest::Approx(std::exp(-1.5)));
+  CHECK(*e.steps[1].continued == 1);     // not the best-scoring entry (0)
+  CHECK(*e.steps[1].probability == doctest::Approx(std::exp(-0.75 + 0.25)));
+  REQUIRE(e.steps[1].alternatives.size() == 1);  // "le le"; "chat le" continues another prefix
+  CHECK(e.steps[1].alternatives[0].first == "le");
+  CHECK(e.steps[1].alternatives[0].second == doctest::Approx(std::exp(-2.25 + 0.25)));
+  // A recurrent model's row, and a greedy decoding: no beam, nothing continued, no probability.
+  h.beam.clear();
+  h.attention.erase("decoder.0.cross");
+  h.attention.erase("decoder.1.cross");
+  const viz::Explorer greedy = viz::explore_decoding(h, {"the", "cat"}, vocab);
+  CHECK(greedy.steps_label == "'attention' weights");
+  CHECK(!greedy.steps[1].continued);
+  CHECK(!greedy.steps[1].probability);
 }

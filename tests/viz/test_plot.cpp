@@ -38,6 +38,13 @@ TEST_CASE("line_plot_svg draws every series with a legend and axes") {
   CHECK(viz::line_plot_svg({}).find("<svg") != std::string::npos);  // empty axes, no crash
 }
 
+TEST_CASE("line_plot_svg labels whole-number ticks in full: a step axis reads 1000, not 1e+03") {
+  const std::string svg = viz::line_plot_svg({viz::Series{"loss", {0, 500, 1000}, {3.0, 1.5, 0.25}}});
+  CHECK(svg.find(">1000</text>") != std::string::npos);
+  CHECK(svg.find("e+0") == std::string::npos);
+  CHECK(svg.find(">0.5</text>") != std::string::npos);  // fractions keep 3 significant digits
+}
+
 TEST_CASE("terminal_heatmap shades from blank to full block") {
   xt::xarray<double> w = {{1.0, 0.0}, {0.0, 1.0}};
   const std::string text = viz::terminal_heatmap(w, {"y1", "y2"}, {"a", "b"});
@@ -93,9 +100,14 @@ TEST_CASE("spectrogram_svg: one cell per frame and band, the lowest band at the 
   xt::xarray<double> f = {{0.0, 1.0}, {2.0, 3.0}, {4.0, 5.0}};  // [T = 3, n_mels = 2]
   viz::SpectrogramOptions o;
   const std::string svg = viz::spectrogram_svg(f, o);
+  const std::string map = svg.substr(0, svg.find("<defs>"));  // the cells come before the colour bar
   std::size_t cells = 0;
-  for (std::size_t at = svg.find("<rect x="); at != std::string::npos; at = svg.find("<rect x=", at + 1)) ++cells;
+  for (std::size_t at = map.find("<rect x="); at != std::string::npos; at = map.find("<rect x=", at + 1)) ++cells;
   CHECK(cells == 6);
+  // A colour bar from the smallest value to the largest says what a colour is worth.
+  REQUIRE(svg.find("fill=\"url(#attn-viridis)\"") != std::string::npos);
+  CHECK(svg.find("font-size=\"11\">0</text>") != std::string::npos);
+  CHECK(svg.find("font-size=\"11\">5</text>") != std::string::npos);
   // The smallest value is dark, the largest yellow; band 0 of frame 0 sits below band 1.
   CHECK(svg.find("y=\"13\" width=\"3\" height=\"3\" fill=\"#440154\"") != std::string::npos);
   CHECK(svg.find("x=\"56\" y=\"10\" width=\"3\" height=\"3\" fill=\"#fde725\"") != std::string::npos);
@@ -108,6 +120,12 @@ TEST_CASE("alignment_over_spectrogram_svg draws each state over its frames, cut 
   xt::xarray<double> w = {{1.0, 0.0, 0.0}, {0.0, 0.25, 0.75}};  // 2 characters over 3 states of 2 frames
   const std::string svg = viz::alignment_over_spectrogram_svg(f, w, {"a", " "}, 2);
   CHECK(svg.find("<title>a / state 0: 1</title>") != std::string::npos);
+  // Two colour bars: the spectrogram's values and the weights from 0 to 1.
+  std::size_t bars = 0;
+  for (std::size_t at = svg.find("url(#attn-viridis)"); at != std::string::npos; at = svg.find("url(#attn-viridis)", at + 1))
+    ++bars;
+  CHECK(bars == 2);
+  CHECK(svg.find("font-size=\"11\">0.75</text>") != std::string::npos);
   CHECK(svg.find("\u2423") != std::string::npos);  // the space is labelled
   // State 2 covers frame 4 only: one frame wide, at x = left + 4 frames.
   CHECK(svg.find("x=\"62\" y=\"38\" width=\"3\" height=\"14\"") != std::string::npos);

@@ -606,6 +606,46 @@ def lab18():
     w.save()
 
 
+def hard_sample(scores, u):
+    """Show, Attend and Tell's sampled cell: the first k whose cumulative weight a_0 + ... + a_k exceeds u,
+    a = softmax(scores) (searchsorted on the right), the last cell when rounding leaves u above the total."""
+    c = torch.cumsum(torch.softmax(scores, -1), -1)
+    return torch.searchsorted(c, u[:, None].contiguous(), right=True)[:, 0].clamp(max=scores.shape[-1] - 1)
+
+
+def hard_surrogate(scores, cells, rewards, b, reinforce, entropy_weight):
+    """train/grid_loss.cpp's loss for one step of B captions: (1/B) sum_b [-R_b - lambda_r (R_b - b) log a_k
+    - lambda_e H(a_b)], the advantage R_b - b a constant."""
+    log_a = torch.log_softmax(scores, -1)
+    choice = log_a.gather(1, cells[:, None])[:, 0]
+    entropy = -(torch.softmax(scores, -1) * log_a).sum(-1)
+    advantage = (rewards - b).detach()
+    return (-rewards.sum() - reinforce * (advantage * choice).sum() - entropy_weight * entropy.sum()) / len(rewards)
+
+
+def lab19():
+    w = LabWriter("lab19_hard_attention")
+    # B = 4, N = 6, one draw per row spread over [0, 1).
+    scores = fixed([4, 6], 200, -2.0, 2.0)
+    u = torch.tensor([0.05, 0.41, 0.77, 0.97])
+    cells = hard_sample(scores.detach(), u)
+    features = fixed([4, 6, 3], 201, -2.0, 2.0)
+    context = features[torch.arange(4), cells]
+    r = fixed([4, 3], 202, requires_grad=False)
+    (gf,) = grads(context, r, features)
+    w.case("sample", scores=scores, u=u, cells=cells, features=features, context=context, r=r, grad_features=gf)
+    # The surrogate with a running baseline (started), then on a first batch (b = the batch's mean reward).
+    rewards = fixed([4], 203, -3.0, -0.5)
+    b, reinforce, entropy_weight, decay = -1.7, 1.0, 0.05, 0.9
+    for name, base in (("surrogate", b), ("first", rewards.detach().mean().item())):
+        loss = hard_surrogate(scores, cells, rewards, base, reinforce, entropy_weight)
+        gs, gr = torch.autograd.grad(loss, (scores, rewards))
+        w.case(name, scores=scores, cells=cells, rewards=rewards, baseline=torch.tensor([base]),
+               baseline_after=torch.tensor([decay * base + (1 - decay) * rewards.detach().mean().item()]),
+               options=torch.tensor([reinforce, entropy_weight, decay]), loss=loss, grad_scores=gs, grad_rewards=gr)
+    w.save()
+
+
 def causal_attention(x, Wq, Wk, Wv):
     """One head of causal self-attention: softmax(Q K^T / sqrt(d), keys j <= i) V, Q = x Wq, ..."""
     q, k, v = x @ Wq, x @ Wk, x @ Wv
@@ -633,6 +673,344 @@ def lab16():
     w.save()
 
 
+def coverage_penalty(att, steps, src_lengths):
+    """Chapter 9's coverage penalty per sentence: P_b = sum_{j < src_lengths[b]} (1 - cov_bj)^2,
+    cov_bj = sum_{t < steps[b]} a_btj (notebooks/09_alignment.ipynb, coverage_penalty)."""
+    B, T, S = att.shape
+    rows = torch.zeros(B, T, 1)
+    cols = torch.zeros(B, S)
+    for b in range(B):
+        rows[b, :steps[b]] = 1.0
+        cols[b, :src_lengths[b]] = 1.0
+    cov = (att * rows).sum(1) * cols
+    return ((1.0 - cov) ** 2 * cols).sum(1)
+
+
+def gnmt_coverage(weights, src_length, beta):
+    """GNMT's coverage penalty (Wu et al. 2016) as decode/decode.cpp's coverage_score computes it:
+    beta * sum_{j < src_length} log(max(min(c_j, 1), 1e-10)), c_j = sum_t a_tj."""
+    c = weights[:, :src_length].sum(0)
+    return beta * torch.log(torch.clamp(torch.clamp(c, max=1.0), min=1e-10)).sum()
+
+
+def peaks(weights, src_length, steps):
+    """The links (t, argmax_j a_tj), t < steps, over the first src_length positions (the first maximum)."""
+    j = torch.argmax(weights[:steps, :src_length], 1)
+    return torch.tensor([[t, int(j[t])] for t in range(steps)], dtype=torch.float64).reshape(-1, 2)
+
+
+def masked_rows(scores, src_length):
+    """Softmax rows over the first src_length positions, exactly 0 on the rest."""
+    w = torch.softmax(scores[:, :src_length], -1)
+    return torch.cat([w, torch.zeros(scores.shape[0], scores.shape[1] - src_length)], 1)
+
+
+def lab20():
+    from nltk.translate import Alignment, alignment_error_rate
+    w = LabWriter("lab20_coverage_aer")
+    # The coverage penalty, the chapter's tiny case: [1, 3, 4], 2 valid steps, 3 valid source tokens.
+    att = torch.softmax(fixed([1, 3, 4], 200, -2.0, 2.0, requires_grad=False), -1).requires_grad_(True)
+    w.case("tiny", attention=att, steps=[2], src_lengths=[3], penalty=coverage_penalty(att, [2], [3]))
+    # A padded batch [3, 5, 4], T != S: steps (5, 3, 4), source lengths (4, 2, 3); the rows past steps[b]
+    # still attend (as a model does at padded target steps), the padding columns are 0 (masked softmax).
+    steps, lengths = [5, 3, 4], [4, 2, 3]
+    scores = fixed([3, 5, 4], 201, -3.0, 3.0, requires_grad=False)
+    att = torch.stack([masked_rows(scores[b], lengths[b]) for b in range(3)]).requires_grad_(True)
+    p = coverage_penalty(att, steps, lengths)
+    r = fixed([3], 202, requires_grad=False)
+    (g,) = grads(p, r, att)
+    w.case("padded", attention=att, steps=steps, src_lengths=lengths, penalty=p, r=r, grad_attention=g)
+    # GNMT's penalty. ordinary: [4, 5], some words over-attended (c > 1), some under.
+    wt = masked_rows(fixed([4, 5], 203, -4.0, 4.0, requires_grad=False), 5)
+    w.case("gnmt_ordinary", weights=wt, src_length=[5], beta=[0.2], cp=gnmt_coverage(wt, 5, 0.2))
+    # padded: [4, 6], 4 real source words, the last 2 columns 0.
+    wt = masked_rows(fixed([4, 6], 204, -4.0, 4.0, requires_grad=False), 4)
+    w.case("gnmt_padded", weights=wt, src_length=[4], beta=[0.4], cp=gnmt_coverage(wt, 4, 0.4))
+    # never attended: [3, 4], no step puts any weight on word 2 (c_2 = 0 exactly: log 0 without the floor).
+    wt = torch.tensor([[0.7, 0.3, 0.0, 0.0], [0.1, 0.5, 0.0, 0.4], [0.0, 0.2, 0.0, 0.8]])
+    w.case("gnmt_unattended", weights=wt, src_length=[4], beta=[0.3], cp=gnmt_coverage(wt, 4, 0.3))
+    # The same weights with word 2 given a little weight (c_2 = 0.05): what the floor is not about.
+    wt2 = torch.tensor([[0.7, 0.25, 0.05, 0.0], [0.1, 0.5, 0.0, 0.4], [0.0, 0.2, 0.0, 0.8]])
+    w.case("gnmt_attended", weights=wt2, src_length=[4], beta=[0.3], cp=gnmt_coverage(wt2, 4, 0.3))
+    # Hard links. The chapter's 5 x 5 toy, 4 steps with a gold source (<eos> left out).
+    toy = torch.tensor([[0.90, 0.05, 0.05, 0.00, 0.00], [0.10, 0.20, 0.60, 0.10, 0.00],
+                        [0.20, 0.20, 0.25, 0.20, 0.15], [0.00, 0.00, 0.10, 0.10, 0.80],
+                        [0.20, 0.20, 0.20, 0.20, 0.20]])
+    w.case("links_toy", weights=toy, src_length=[5], steps=[4], links=peaks(toy, 5, 4))
+    # corners: T = 6 steps, S = 5 positions; 4 real positions (column 4 is padding and holds the largest
+    # weight of rows 1 and 4), 5 steps counted (row 5 is not), a tie in row 2 (first maximum: position 1).
+    wc = torch.tensor([[0.10, 0.60, 0.10, 0.10, 0.10], [0.30, 0.05, 0.05, 0.05, 0.55],
+                       [0.05, 0.40, 0.10, 0.40, 0.05], [0.05, 0.05, 0.80, 0.05, 0.05],
+                       [0.02, 0.03, 0.05, 0.30, 0.60], [0.90, 0.02, 0.03, 0.03, 0.02]])
+    w.case("links_corners", weights=wc, src_length=[4], steps=[5], links=peaks(wc, 4, 5))
+    # AER. The chapter's toy: A = {(0,0), (1,2), (2,2), (3,4)}, S = {(0,0), (1,1), (2,2), (3,3)}, P = S: 0.5.
+    a = {(0, 0), (1, 2), (2, 2), (3, 4)}
+    s = {(0, 0), (1, 1), (2, 2), (3, 3)}
+    w.case("aer_toy", a=torch.tensor(sorted(a), dtype=torch.float64), sure=torch.tensor(sorted(s), dtype=torch.float64),
+           aer=[alignment_error_rate(Alignment(s), Alignment(a))])
+    # A corpus of 3 sentences with sure links and possible-only links (`possible` does not repeat S; P = S u possible):
+    # A hits sure links, possible-only links and links neither; |A| != |S| != |P| per sentence and overall.
+    corpus_a = [{(0, 0), (1, 1), (2, 3), (3, 2)},
+                {(0, 1), (1, 0), (2, 2)},
+                {(0, 0), (1, 2), (2, 1), (3, 3), (4, 4)}]
+    corpus_s = [{(0, 0), (1, 1), (2, 2), (3, 3)},
+                {(0, 0), (2, 2)},
+                {(0, 0), (2, 2), (4, 4)}]
+    corpus_p = [{(2, 3), (3, 2)},
+                {(0, 1), (1, 1), (1, 2)},
+                {(1, 2), (3, 1), (3, 2)}]
+
+    def triples(sets):
+        return sorted((k, t, j) for k, links in enumerate(sets) for (t, j) in links)
+
+    def nltk_corpus(a_sets, s_sets, p_sets):
+        # Corpus AER: the counts add up over the sentences, then one ratio. NLTK's alignment_error_rate on the
+        # links (sentence, t, j) of the whole corpus gives exactly that (it asks P to contain S: P = S u possible).
+        A, S = set(triples(a_sets)), set(triples(s_sets))
+        P = S | set(triples(p_sets))
+        return alignment_error_rate(S, A, P)
+
+    per_sentence = [alignment_error_rate(Alignment(s_), Alignment(a_), Alignment(s_ | p_))
+                    for a_, s_, p_ in zip(corpus_a, corpus_s, corpus_p)]
+    w.case("aer_corpus", a=torch.tensor(triples(corpus_a), dtype=torch.float64),
+           sure=torch.tensor(triples(corpus_s), dtype=torch.float64),
+           possible=torch.tensor(triples(corpus_p), dtype=torch.float64), sentences=[3],
+           aer=[nltk_corpus(corpus_a, corpus_s, corpus_p)], aer_per_sentence=per_sentence)
+    w.save()
+
+
+def bpe_merge(symbols, pair):
+    """Every occurrence of pair, left to right, as one symbol (a a a -> aa a)."""
+    out, i = [], 0
+    while i < len(symbols):
+        if i + 1 < len(symbols) and (symbols[i], symbols[i + 1]) == pair:
+            out.append(symbols[i] + symbols[i + 1])
+            i += 2
+        else:
+            out.append(symbols[i])
+            i += 1
+    return out
+
+
+def bpe_learn(words, n):
+    """Sennrich, Haddow & Birch (2016)'s Algorithm 1 over a word-frequency dictionary: each word as its
+    characters and the end-of-word mark "</w>" (a symbol of its own, as data/bpe.hpp writes it), every
+    adjacent pair counted with its word's frequency, the most frequent merged; ties to the pair first in
+    string order (data/bpe.hpp's rule; the paper's max() over a dict takes the first one inserted)."""
+    vocab = [(list(w) + ["</w>"], c) for w, c in sorted(words.items())]
+    merges = []
+    for _ in range(n):
+        pairs = {}
+        for symbols, c in vocab:
+            for pair in zip(symbols, symbols[1:]):
+                pairs[pair] = pairs.get(pair, 0) + c
+        if not pairs:  # every word one symbol
+            break
+        best = min(pairs, key=lambda p: (-pairs[p], p))
+        merges.append(best)
+        vocab = [(bpe_merge(symbols, best), c) for symbols, c in vocab]
+    return merges
+
+
+def bpe_apply(merges, word):
+    """A new word's symbols: repeatedly the earliest-learned merge present in it, everywhere in it
+    (data/bpe.hpp's Bpe::encode before it writes "@@")."""
+    rank = {}
+    for i, m in enumerate(merges):
+        rank.setdefault(tuple(m), i)
+    symbols = list(word) + ["</w>"]
+    while len(symbols) > 1:
+        present = [rank[p] for p in zip(symbols, symbols[1:]) if p in rank]
+        if not present:
+            break
+        symbols = bpe_merge(symbols, tuple(merges[min(present)]))
+    return symbols
+
+
+def lab21():
+    """Lab 21: BPE merges (Algorithm 1, above) and corpus BLEU, by NLTK's corpus_bleu (no smoothing),
+    its modified_precision and closest_ref_length. Strings are stored as JSON lists, not tensors."""
+    import warnings
+    import nltk
+    from nltk.translate.bleu_score import closest_ref_length, corpus_bleu, modified_precision
+    w = LabWriter("lab21_bpe_bleu")
+
+    def learn_case(name, words, n):
+        w.cases[name] = {"words": sorted([k, c] for k, c in words.items()), "n": n,
+                         "merges": [list(m) for m in bpe_learn(words, n)]}
+
+    paper = {"low": 5, "lower": 2, "newest": 6, "widest": 3}
+    learn_case("paper", paper, 10)
+    # "the" 9 times against rare words that share pairs: unweighted counts would merge the rare pairs first
+    learn_case("weighted", {"the": 9, "oxen": 1, "boxes": 1, "foxes": 1, "axe": 1, "sixes": 1}, 6)
+    # every pair once: ties everywhere; "</w>" (0x3C) sorts before the letters
+    learn_case("ties", {"ab": 1, "ba": 1, "cd": 1, "dc": 1}, 6)
+    # (a, a) counted at each position (twice in aaa: 9 in all, above (b, c)'s 6; 5 counted once), merged left
+    # to right (aaa -> aa a)
+    learn_case("overlap", {"aaa": 2, "aaaa": 1, "bc": 6, "abaaab": 1}, 7)
+    # one-letter words: a pair across words (</w>, a) would be frequent; 2 merges are all there are
+    learn_case("boundary", {"a": 10, "b": 10}, 4)
+    learn_case("french", {"fichier": 4, "fichiers": 2, "créé": 3, "créer": 2, "échec": 3, "été": 2, "écrire": 2,
+                          "répertoire": 3, "dépôt": 1}, 14)
+
+    merges = bpe_learn(paper, 10)
+    words = ["lowest", "newer", "wider", "low", "newest", "est", "slow", "x"]
+    w.cases["apply_paper"] = {"merges": [list(m) for m in merges], "words": words,
+                              "symbols": [bpe_apply(merges, x) for x in words]}
+    # merges (b, c) before (a, b): "abc" takes (b, c) first although (a, b) is further left; (a, a) overlaps
+    order = bpe_learn({"bc": 5, "ab": 3, "aa": 2, "aaa": 1}, 8)
+    # aabab: (a, a) makes "aa b a b", where the text "a b" also spans the symbols "aa" and "b"
+    words = ["abc", "cab", "abab", "aaaaa", "aabc", "bcab", "aabab"]
+    w.cases["apply_order"] = {"merges": [list(m) for m in order], "words": words,
+                              "symbols": [bpe_apply(order, x) for x in words]}
+
+    def bleu_case(name, references, hypotheses):
+        assert all(len(h) >= 4 for h in hypotheses)  # NLTK's max(1, n-grams) never differs from the count
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # NLTK warns of a zero precision
+            bleu = corpus_bleu(references, hypotheses)
+        counts = []
+        for refs, hyp in zip(references, hypotheses):
+            ps = [modified_precision(refs, hyp, n) for n in range(1, 5)]
+            counts.append({"matches": [p.numerator for p in ps], "totals": [p.denominator for p in ps],
+                           "hyp_length": len(hyp), "ref_length": closest_ref_length(refs, len(hyp))})
+        w.cases[name] = {"references": references, "hypotheses": hypotheses, "bleu": bleu, "counts": counts,
+                         "nltk": nltk.__version__}
+
+    split = str.split
+    # Papineni et al.'s example of clipping: "the" 7 times, at most 2 in one reference
+    bleu_case("clip", [[split("there is a cat on the mat"), split("the cat is on the mat")],
+                       [split("a cat sat on the mat")]],
+              [split("the the the the the the the"), split("the cat sat on the mat")])
+    # "the" 3 times in each reference: clipped to 3 (the largest), not 6 (the sum)
+    bleu_case("multi_ref", [[split("the dog and the cat and the bird"), split("the bird saw the cat near the dog")]],
+              [split("the the the the dog and the cat")])
+    # closest reference lengths: 7 of (3, 7) for 6 words; 4 of (4, 8), a tie, for 6 words; 5 of (9, 5, 2) for 5;
+    # 4 of (8, 4), the tie with the longer first (a tie kept to the first met fails here); 5 of (5, 8) for 6, the
+    # closer one shorter (a distance len - c in unsigned integers wraps around and takes 8)
+    bleu_case("ref_length", [[split("a b c"), split("a b c d e f g")],
+                             [split("a b c d"), split("a b c d e f g h")],
+                             [split("a b c d e f g h i"), split("a b c d e"), split("a b")],
+                             [split("a b c d e f g h"), split("a b c d")],
+                             [split("a b c d e"), split("a b c d e f g h")]],
+              [split("a b c d e f"), split("a b c d e f"), split("a b c d e"), split("a b c d e f"),
+               split("a b c d e f")])
+    hyp1 = split("It is a guide to action which ensures that the military always obeys the commands of the party")
+    ref1a = split("It is a guide to action that ensures that the military will forever heed Party commands")
+    ref1b = split("It is the guiding principle which guarantees the military forces always being under the "
+                  "command of the Party")
+    ref1c = split("It is the practical guide for the army always to heed the directions of the party")
+    hyp2 = split("he read the book because he was interested in world history")
+    ref2a = split("he was interested in world history because he read the book")
+    bleu_case("nltk_doc", [[ref1a, ref1b, ref1c], [ref2a]], [hyp1, hyp2])
+    # shorter than the references: a penalty below 1
+    bleu_case("short", [[split("the cat sat on the mat today")], [split("a dog ran in the big park")]],
+              [split("the cat sat on the mat"), split("a dog ran in the park")])
+    # longer than the references: no penalty (c > r)
+    bleu_case("long", [[split("the cat sat on the mat")], [split("a dog ran in the park")]],
+              [split("the cat sat on the red mat now"), split("a big dog ran in the park today")])
+    # words match, no 4-gram does: NLTK gives bp * exp(log(p1 p2 p3) / 4 + log(float min) / 4) ~ 1e-78, attn 0
+    bleu_case("zero_p4", [[split("a b c d e f")], [split("g h i j k")]],
+              [split("a b c x d e f"), split("g h x i j")])
+    # nothing matches: NLTK and attn 0
+    bleu_case("zero_p1", [[split("a b c d e")]], [split("v w x y z")])
+    # one sentence without a 4-gram match: its sentence BLEU is 0, the corpus's is not
+    bleu_case("sentence_zero", [[split("the cat sat on the mat")], [split("it is raining in paris today")]],
+              [split("the cat sat on the mat"), split("it rains in paris now")])
+    w.save()
+
+
+def conv_attention(E, lengths, h, K):
+    """Chapter 12's convolutional attention (nn::ConvolutionalAttention with its copy head), PyTorch's conv1d
+    with "same" padding: the padded positions zeroed before every convolution reads them, the gated
+    features normalised per position, the weights softmaxes over the real positions, lambda the largest
+    sigmoid over them. E [B, S, D], h [B, T, H] -> a, n, kappa, lambda."""
+    B, S, _ = E.shape
+    T, H = h.shape[1], h.shape[2]
+    pad = torch.tensor([[j >= n for j in range(S)] for n in lengths])[:, None, :]  # [B, 1, S]
+    x = E.transpose(1, 2).masked_fill(pad, 0.0)
+    l1 = F.relu(F.conv1d(x, K["k1_w"], K["k1_b"], padding="same")).masked_fill(pad, 0.0)
+    f = F.conv1d(l1, K["k2_w"], K["k2_b"], padding="same").masked_fill(pad, 0.0).transpose(1, 2)  # [B, S, H]
+    l2 = f[:, None] * h[:, :, None]                                                                # [B, T, S, H]
+    lfeat = l2 / torch.sqrt((l2 * l2).sum(-1, keepdim=True) + 1e-12)
+    rows = lfeat.reshape(B * T, S, H).transpose(1, 2)
+
+    def score(w, b):
+        return F.conv1d(rows, w, b, padding="same").reshape(B, T, S)
+
+    a = torch.softmax(score(K["att_w"], K["att_b"]).masked_fill(pad, float("-inf")), -1)
+    kappa = torch.softmax(score(K["copy_w"], K["copy_b"]).masked_fill(pad, float("-inf")), -1)
+    lam = torch.sigmoid(score(K["gate_w"], K["gate_b"])).masked_fill(pad, 0.0).max(-1, keepdim=True).values
+    return a, a @ E, kappa, lam
+
+
+def copy_mixture(p_gen, kappa, lam, copy_ids, extended):
+    """p(y) = lambda p_gen(y) + (1 - lambda) sum_{j: copy_ids_j = y} kappa_j over the extended vocabulary
+    (p_gen 0 on the source-only ids V..), the copies added by scatter_add."""
+    B, T, V = p_gen.shape
+    gen = torch.cat([p_gen, torch.zeros(B, T, extended - V)], -1)
+    copied = torch.zeros(B, T, extended).scatter_add(-1, copy_ids[:, None, :].expand(B, T, -1), kappa)
+    return lam * gen + (1 - lam) * copied
+
+
+def conv_kernels(D, H, k1, w1, w2, w3, seed):
+    shapes = {"k1_w": [k1, D, w1], "k1_b": [k1], "k2_w": [H, k1, w2], "k2_b": [H], "att_w": [1, H, w3], "att_b": [1],
+              "copy_w": [1, H, w3], "copy_b": [1], "gate_w": [1, H, w3], "gate_b": [1]}
+    return {k: fixed(s, seed + i, -0.8, 0.8) for i, (k, s) in enumerate(shapes.items())}
+
+
+def lab22():
+    w = LabWriter("lab22_conv_copy")
+    # Chapter 12's layer: D = 4, H = 3, k1 = 5, windows 5, 3, 3; B = 2, S = 6, T = 2; row 1 has 4 real tokens.
+    K = conv_kernels(4, 3, 5, 5, 3, 3, 220)
+    E, h = fixed([2, 6, 4], 230, -1.5, 1.5), fixed([2, 2, 3], 231, -1.5, 1.5)
+    lengths = [6, 4]
+    out = conv_attention(E, lengths, h, K)
+    r = [fixed(list(t.shape), 232 + k, requires_grad=False) for k, t in enumerate(out)]
+    names = ["E", "h"] + list(K)
+    for t in [E, h] + list(K.values()):
+        t.grad = None
+    sum((t * rr).sum() for t, rr in zip(out, r)).backward()
+    tensors = {"E": E, "h": h, "lengths": torch.tensor(lengths), "a": out[0], "n": out[1], "kappa": out[2],
+               "lambda": out[3], "r_a": r[0], "r_n": r[1], "r_kappa": r[2], "r_lambda": r[3]}
+    tensors.update(K)
+    for name, t in zip(names, [E, h] + list(K.values())):
+        tensors["grad_" + name] = t.grad
+    # The whole head on this batch: V = 7, extended 10 (7, 8, 9 source-only); row 0 holds 5 twice, row 1 9 twice.
+    ids = torch.tensor([[5, 7, 5, 8, 3, 2], [9, 4, 9, 6, 0, 0]])
+    p_gen = torch.softmax(fixed([2, 2, 7], 236, -2.0, 2.0, requires_grad=False), -1)
+    with torch.no_grad():
+        tensors.update({"copy_ids": ids, "p_gen": p_gen, "p": copy_mixture(p_gen, out[2], out[3], ids, 10)})
+    w.case("attention", **tensors)
+
+    # The mixture alone: V = 6, S = 5, extended 9. Row 0: word 4 twice, the source-only 6 and 7, word 2;
+    # row 1 (3 real tokens): the source-only 8 twice, word 5, then <pad> (0) with kappa 0 there.
+    ids = torch.tensor([[4, 6, 4, 7, 2], [8, 5, 8, 0, 0]])
+    pad = torch.tensor([[False] * 5, [False] * 3 + [True] * 2])[:, None, :]
+    p_gen = torch.softmax(fixed([2, 2, 6], 240, -2.0, 2.0, requires_grad=False), -1).requires_grad_(True)
+    kappa = torch.softmax(fixed([2, 2, 5], 241, -2.0, 2.0, requires_grad=False).masked_fill(pad, float("-inf")), -1)
+    kappa = kappa.detach().requires_grad_(True)
+    lam = torch.sigmoid(fixed([2, 2, 1], 242, -1.5, 1.5, requires_grad=False)).requires_grad_(True)
+    p = copy_mixture(p_gen, kappa, lam, ids, 9)
+    r = fixed([2, 2, 9], 243, requires_grad=False)
+    gp, gk, gl = grads(p, r, p_gen, kappa, lam)
+    w.case("mixture", p_gen=p_gen, kappa=kappa, **{"lambda": lam}, copy_ids=ids, p=p, r=r, grad_p_gen=gp,
+           grad_kappa=gk, grad_lambda=gl)
+
+    # One decoder step: h_t = GRUCell(y_{t-1}, h_{t-1}), then the attention gated by h_t (after the step).
+    cell = torch.nn.GRUCell(4, 3)
+    with torch.no_grad():
+        for k, prm in enumerate(cell.parameters()):
+            prm.copy_(fixed(list(prm.shape), 250 + k, -0.7, 0.7, requires_grad=False))
+    y_prev, h_prev = fixed([2, 4], 255, -1.5, 1.5), fixed([2, 3], 256, -1.5, 1.5)
+    with torch.no_grad():
+        h1 = cell(y_prev, h_prev)
+        a1, n1, k1, l1 = conv_attention(E, lengths, h1[:, None], K)
+    w.case("step", E=E, lengths=torch.tensor(lengths), y_prev=y_prev, h_prev=h_prev, w_ih=cell.weight_ih,
+           w_hh=cell.weight_hh, b_ih=cell.bias_ih, b_hh=cell.bias_hh, h=h1, a=a1, n=n1, kappa=k1, **{"lambda": l1})
+    w.save()
+
+
 if __name__ == "__main__":
     torch.set_default_dtype(torch.float64)
     lab00()
@@ -654,3 +1032,7 @@ if __name__ == "__main__":
     lab16()
     lab17()
     lab18()
+    lab19()
+    lab20()
+    lab21()
+    lab22()

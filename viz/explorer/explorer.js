@@ -2,7 +2,7 @@
  *
  * viz/explorer.cpp emits one self-contained HTML fragment per notebook output: the
  * view's div (class attn-explorer, id ID) whose first child is a div.attn-fallback
- * holding a static SVG picture, then a style element with explorer.css, then a script
+ * holding a static picture (an <img> of an SVG data: URI, which Jupyter's sanitiser keeps), then a style element with explorer.css, then a script
  * element with this file followed by attnExplorer(document.getElementById("ID"), DOC).
  * (This file must never contain a closing script tag, nor a "<!" + "--" sequence.)
  * Nothing is fetched from a network: the fragment is the whole program and its data.
@@ -20,15 +20,18 @@
  */
 (function (global) {
   'use strict';
-  const VERSION = 1;
+  const VERSION = 2;
   if (typeof global.attnExplorer === 'function' && (global.attnExplorer.version || 0) >= VERSION) return;
 
   const SVGNS = 'http://www.w3.org/2000/svg';
   // Head-view lines lighter than this are not drawn: they would be invisible anyway, and
   // skipping them keeps a 12-head, 60-token layer below the 43,200 lines of a full drawing.
   const MIN_LINE = 0.003;
+  // A drawn line is never fainter than this, so a diffuse head (36 keys at about 1/36 each)
+  // still shows: opacity = FLOOR + (1 - FLOOR) * weight.
+  const FLOOR = 0.12;
   const ROW_H = 20;   // px per token in the head view
-  const THUMB = 64;   // px of the longer side of a model-view thumbnail
+  const THUMB = 64;   // px of the longer side of a model-view thumbnail (more for over 64 tokens: 1 px each)
   const TOP = 6;      // weights listed per head in the hover readout
   const RO_LINE = 19; // px per line of that readout (explorer.css uses the same)
   // Mid-tone colours that stay visible on white and on Jupyter's dark theme.
@@ -39,6 +42,48 @@
   const isNum = x => typeof x === 'number' && isFinite(x);
   const fmt = x => isNum(x) ? x.toFixed(3) : '–';
   const clamp01 = x => isNum(x) ? Math.max(0, Math.min(1, x)) : 0;
+  const lineOpacity = w => (FLOOR + (1 - FLOOR) * clamp01(w)).toFixed(3);
+
+  // A token as the readouts name it: with its position when the same text occurs more than
+  // once in its list ("6 @3"), so repeated tokens can be told apart.
+  function named(tokens, i) {
+    const t = tokens[i];
+    let n = 0;
+    for (const u of tokens) if (u === t && ++n > 1) break;
+    return n > 1 ? `${show(t)} @${i}` : show(t);
+  }
+
+  // Weights arrive either as nested arrays or packed (viz/explorer.cpp): a string of 3 base64
+  // digits per weight, 18 bits = 4 bits k, 14 bits m: m * 10^-(3 + k), m in [1000, 9999]
+  // (4 significant digits); 0 is 0 and the largest code null.
+  const B64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+  function unpack(a) {
+    if (typeof a.weights !== 'string') return;
+    const shape = a.shape || [], [L, H, R, C] = shape, text = a.weights;
+    if (shape.length !== 4 || text.length !== 3 * L * H * R * C)
+      throw new Error(`attention "${a.name}": packed weights do not fit the shape [${shape}]`);
+    const digit = new Int8Array(128).fill(-1);
+    for (let i = 0; i < 64; i++) digit[B64.charCodeAt(i)] = i;
+    let p = 0;
+    const next = () => {
+      const n = (digit[text.charCodeAt(p)] << 12) | (digit[text.charCodeAt(p + 1)] << 6) | digit[text.charCodeAt(p + 2)];
+      p += 3;
+      if (n === 262143) return null;
+      const k = n >> 14, m = n & 16383;
+      return m ? m / Math.pow(10, 3 + k) : 0;
+    };
+    const out = [];
+    for (let l = 0; l < L; l++) {
+      const layer = [];
+      for (let h = 0; h < H; h++) {
+        const m = [];
+        for (let i = 0; i < R; i++) { const row = new Array(C); for (let j = 0; j < C; j++) row[j] = next(); m.push(row); }
+        layer.push(m);
+      }
+      out.push(layer);
+    }
+    a.weights = out;
+  }
 
   // Element builders: attributes one by one, text only as textContent.
   function make(ns, tag, attrs, parent, text) {
@@ -124,17 +169,15 @@
       return;
     }
     root.appendChild(ui);
-    // The static picture is removed rather than hidden: its SVG may define ids (the colour
-    // bar's gradient id="attn-viridis") that other outputs' pictures also define and
-    // reference, and url(#id) resolves to the first on the page; were that one inside a
-    // display:none subtree, the other pictures' colour bars would paint nothing. The saved
-    // notebook keeps the picture (scripts do not change it) for renderers without scripts.
+    // The static picture is removed: the interactive views replace it. The saved notebook
+    // keeps it (scripts do not change it) for renderers without scripts.
     if (fallback) fallback.remove();
   }
   attnExplorer.version = VERSION;
 
   function build(doc, root) {
     const atts = Array.isArray(doc.attentions) ? doc.attentions : [];
+    atts.forEach(unpack);
     atts.forEach(checkAttention);
     const steps = Array.isArray(doc.steps) ? doc.steps : [];
     const font = '12px ' + (getComputedStyle(root).fontFamily || 'sans-serif');
@@ -145,19 +188,35 @@
       views.push(['Head view', 'head', headView(atts, font)]);
       views.push(['Model view', 'model', modelView(atts, font)]);
     }
-    if (steps.length) views.push(['Decoding steps', 'steps', stepsView(steps, Array.isArray(doc.source) ? doc.source : [])]);
+    if (steps.length) views.push(['Decoding steps', 'steps',
+      stepsView(steps, Array.isArray(doc.source) ? doc.source : [], doc.steps_label ? String(doc.steps_label) : '')]);
     if (!views.length) throw new Error('the document has neither attentions nor steps');
     // Tabs keep a notebook output short; hidden panels are already drawn, so switching is instant.
+    // ARIA tabs: the selected tab alone is in the Tab order; arrow keys, Home and End move between tabs.
     const bar = el('div', {class: 'attn-tabs', role: 'tablist'}, ui);
-    const pick = n => views.forEach((v, i) => {
+    const pick = (n, focus) => views.forEach((v, i) => {
       v[2].hidden = i !== n;
-      bar.children[i].setAttribute('aria-selected', String(i === n));
+      const t = bar.children[i];
+      t.setAttribute('aria-selected', String(i === n));
+      t.setAttribute('tabindex', i === n ? '0' : '-1');
+      if (focus && i === n) t.focus();
     });
     views.forEach(([label, kind, panel], i) => {
-      el('button', {type: 'button', class: 'attn-tab', role: 'tab', 'data-view': kind}, bar, label)
-        .addEventListener('click', () => pick(i));
+      const tid = root.id + '-tab-' + kind, pid = root.id + '-panel-' + kind;
+      const t = el('button', {type: 'button', class: 'attn-tab', role: 'tab', id: tid, 'aria-controls': pid,
+        'data-view': kind}, bar, label);
+      t.addEventListener('click', () => pick(i));
+      t.addEventListener('keydown', e => {
+        const n = views.length, to = {ArrowRight: (i + 1) % n, ArrowLeft: (i + n - 1) % n, Home: 0, End: n - 1}[e.key];
+        if (to == null) return;
+        e.preventDefault();
+        pick(to, true);
+      });
       panel.classList.add('attn-panel');
       panel.setAttribute('data-view', kind);
+      panel.setAttribute('role', 'tabpanel');
+      panel.setAttribute('id', pid);
+      panel.setAttribute('aria-labelledby', tid);
       ui.appendChild(panel);
     });
     bar.hidden = views.length < 2;
@@ -175,37 +234,75 @@
     const body = el('div', {class: 'attn-hv-body'}, panel);
     const holder = el('div', {class: 'attn-hv-svg'}, body);
     const readout = el('div', {class: 'attn-readout'}, body);
-    let a = 0, layer = 0, on = [], svg = null, byQ = [], byK = [], focused = null;
+    let a = 0, layer = 0, on = [], svg = null, byQ = [], byK = [], focused = null, pinned = false;
 
     select('attention', atts.map(x => String(x.name || 'attention')), controls, v => { a = v; layer = 0; reset(); });
     const layerSel = select('layer', [], controls, v => { layer = v; draw(); });
     const headsBox = el('span', {class: 'attn-heads'}, controls);
+    // What the rows of decoder attention are: the decoding view names a step by the word it
+    // writes, this view by the word it reads, one place earlier.
+    const note = el('div', {class: 'attn-hint attn-rows-note'});
+    panel.insertBefore(note, body);
+    el('div', {class: 'attn-hint'}, panel,
+      'Hover a token to keep its lines; click it to pin them (click again to unpin). ' +
+      'Double-click a head to see it alone (again: every head). Line opacity: ' + FLOOR + ' + weight.');
 
     function reset() {
       const att = atts[a], H = att.weights[0].length;
       setOptions(layerSel, att.weights.map((_, l) => String(l)));
+      note.textContent = att.rows_read
+        ? 'Rows (left) are the tokens the decoder reads, <bos> first: the row of a word is the step that read it ' +
+          'and wrote the next word. The decoding view names a step by the word it writes, one place later.'
+        : '';
+      note.hidden = !att.rows_read;
       headsBox.textContent = '';
       el('span', null, headsBox, 'heads');
       on = new Array(H).fill(true);
+      const boxes = [];
       for (let h = 0; h < H; h++) {
-        const lab = el('label', {class: 'attn-head-toggle', title: `show head ${h}`}, headsBox);
+        const lab = el('label', {class: 'attn-head-toggle', 'data-h': h,
+          title: `show head ${h} (double-click: head ${h} alone)`}, headsBox);
         const box = el('input', {type: 'checkbox', 'data-h': h, style: 'accent-color:' + headColor(h, H)}, lab);
         box.checked = true;
+        boxes.push(box);
         el('span', {class: 'attn-swatch', style: 'background:' + headColor(h, H)}, lab);
         el('span', null, lab, String(h));
         box.addEventListener('change', () => { on[h] = box.checked; applyHeads(); });
+        // bertviz's gesture: a double-click shows this head alone, or every head when it already is.
+        lab.addEventListener('dblclick', e => {
+          e.preventDefault();
+          const alone = on.every((v, k) => v === (k === h));
+          on = on.map((_, k) => alone || k === h);
+          boxes.forEach((b, k) => { b.checked = on[k]; });
+          applyHeads();
+        });
+        // Pointing at a head brings its lines on top of the others, which fade: overlapping
+        // heads' lines otherwise blend into colours of no head.
+        lab.addEventListener('mouseenter', () => raise(h));
+        lab.addEventListener('mouseleave', () => raise(null));
       }
       draw();
+    }
+    function raise(h) {
+      if (!svg) return;
+      svg.classList.toggle('attn-head-focus', h != null);
+      svg.querySelectorAll('.attn-head').forEach(g => g.classList.toggle('attn-front', +g.getAttribute('data-h') === h));
+      if (h != null) {
+        const g = svg.querySelector(`.attn-head[data-h="${h}"]`);
+        if (g) g.parentNode.appendChild(g);  // drawn last: on top
+      }
     }
 
     function draw() {
       const att = atts[a], W = att.weights[layer], H = W.length, R = att.rows.length, C = att.cols.length;
-      const lw = textWidth(att.rows, font) + 8, rw = textWidth(att.cols, font) + 8;
+      // Each column at least as wide as its header, so "query" and "key" are never clipped.
+      const lw = textWidth(att.rows.concat(['query']), font) + 8, rw = textWidth(att.cols.concat(['key']), font) + 8;
       const span = Math.max(150, Math.min(280, 6 * Math.max(R, C)));  // room between the columns
       const top = 24, x1 = lw + 6, x2 = x1 + span, width = x2 + 6 + rw;
       const height = top + Math.max(R, C) * ROW_H + 4;
       const y = i => top + i * ROW_H + ROW_H / 2;
       focused = null;
+      pinned = false;
       holder.textContent = '';
       svg = sv('svg', {class: 'attn-hv', width, height, viewBox: `0 0 ${width} ${height}`}, holder);
       sv('text', {x: lw, y: 14, 'text-anchor': 'end', class: 'attn-axis'}, svg, 'query');
@@ -214,13 +311,20 @@
       const frag = document.createDocumentFragment();
       byQ = att.rows.map(() => []);
       byK = att.cols.map(() => []);
+      // Each head's lines a little apart from the others' (side by side within a row, 14 px at
+      // most in all), so lines of two heads between the same tokens do not blend into a colour
+      // of neither head.
+      const gap = H > 1 ? Math.min(2.5, 14 / (H - 1)) : 0;
       for (let h = 0; h < H; h++) {
-        const g = sv('g', {class: 'attn-head', 'data-h': h, stroke: headColor(h, H)}, frag);
+        const dy = (h - (H - 1) / 2) * gap;
+        const g = sv('g', {class: 'attn-head', 'data-h': h, stroke: headColor(h, H),
+          'stroke-width': H > 1 ? Math.max(1, Math.min(2, gap)).toFixed(2) : 2}, frag);
         for (let i = 0; i < R; i++) {
           for (let j = 0; j < C; j++) {
             const w = W[h][i][j];
             if (!(w >= MIN_LINE)) continue;
-            const ln = sv('line', {x1, y1: y(i), x2, y2: y(j), 'stroke-opacity': w, 'data-q': i, 'data-k': j}, g);
+            const ln = sv('line', {x1, y1: y(i) + dy, x2, y2: y(j) + dy, 'stroke-opacity': lineOpacity(w), 'data-w': w,
+              'data-q': i, 'data-k': j}, g);
             byQ[i].push(ln);
             byK[j].push(ln);
           }
@@ -238,11 +342,27 @@
           sv('title', null, tg, String(t));
           sv('rect', {x: x0, y: top + i * ROW_H + 1, width: w, height: ROW_H - 2, rx: 3}, tg);
           sv('text', {x: tx, y: y(i), 'text-anchor': anchor, 'dominant-baseline': 'central'}, tg, show(t));
-          const enter = () => focus(side, i, tg);
+          const enter = () => { if (!pinned) focus(side, i, tg); };
+          const leave = () => { if (!pinned) unfocus(); };
+          // A click (or Enter, Space) pins the token's lines, so the mouse may leave it; a second click unpins.
+          const pin = () => {
+            const same = focused && focused.tg === tg;
+            if (pinned && same) { pinned = false; tg.classList.remove('attn-pin'); unfocus(); return; }
+            if (focused) focused.tg.classList.remove('attn-pin');
+            pinned = false;
+            focus(side, i, tg);
+            pinned = true;
+            tg.classList.add('attn-pin');
+            showReadout();
+          };
+          tg.setAttribute('role', 'button');
+          tg.setAttribute('aria-label', `${side === 'q' ? 'query' : 'key'} ${named(tokens, i)}`);
           tg.addEventListener('mouseenter', enter);
           tg.addEventListener('focus', enter);
-          tg.addEventListener('mouseleave', unfocus);
-          tg.addEventListener('blur', unfocus);
+          tg.addEventListener('mouseleave', leave);
+          tg.addEventListener('blur', leave);
+          tg.addEventListener('click', pin);
+          tg.addEventListener('keydown', e => { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); pin(); } });
         });
       }
     }
@@ -265,7 +385,7 @@
     function unfocus() {
       if (!focused) return;
       svg.classList.remove('attn-dim');
-      focused.tg.classList.remove('attn-hot');
+      focused.tg.classList.remove('attn-hot', 'attn-pin');
       focused.lines.forEach(l => l.classList.remove('attn-on'));
       focused = null;
       showReadout();
@@ -280,7 +400,8 @@
       const att = atts[a], W = att.weights[layer], q = focused.side === 'q';
       const others = q ? att.cols : att.rows;
       el('div', {class: 'attn-ro-title'}, readout,
-        `${q ? 'query' : 'key'} “${show((q ? att.rows : att.cols)[focused.i])}” ${q ? 'attends to' : 'is attended by'}`);
+        `${q ? 'query' : 'key'} “${named(q ? att.rows : att.cols, focused.i)}” ${q ? 'attends to' : 'is attended by'}` +
+        (pinned ? ' (pinned)' : ''));
       W.forEach((m, h) => {
         if (!on[h]) return;
         const ws = q ? m[focused.i] : m.map(r => r[focused.i]);
@@ -291,10 +412,11 @@
         const items = el('span', {class: 'attn-ro-items'}, row);
         order.forEach(j => {
           const it = el('span', {class: 'attn-ro-item'}, items);
-          el('span', {class: 'attn-ro-tok'}, it, show(others[j]));
+          el('span', {class: 'attn-ro-tok'}, it, named(others, j));
           el('span', {class: 'attn-ro-w'}, it, fmt(ws[j]));
         });
-        if (ws.length > TOP) el('span', {class: 'attn-ro-more'}, items, `+${ws.length - TOP} smaller`);
+        // Outside the items, whose overflow is clipped: the count always shows.
+        if (ws.length > TOP) el('span', {class: 'attn-ro-more'}, row, `+${ws.length - TOP} smaller`);
       });
     }
     reset();
@@ -316,15 +438,18 @@
     const big = el('div', {class: 'attn-big'}, panel);
     let a = 0;
     select('attention', atts.map(x => String(x.name || 'attention')), controls, v => { a = v; drawGrid(); });
+    // "Strongest", not "darkest": on a dark theme the strongest colour is the lightest.
     el('span', {class: 'attn-hint'}, controls,
-      'rows: layers, columns: heads; darkest cell = the map\'s largest weight; click a map to enlarge it');
+      'rows: layers, columns: heads; each map from no colour (0) to its head\'s full colour (the map\'s largest ' +
+      'weight, given above the enlarged map); click a map to enlarge it');
 
     function drawGrid() {
       big.hidden = true;
       big.textContent = '';
       grid.textContent = '';
       const att = atts[a], L = att.weights.length, H = att.weights[0].length;
-      const R = att.rows.length, C = att.cols.length, scale = THUMB / Math.max(R, C);
+      // At least one pixel per token: past 64 tokens a thumbnail grows rather than drop rows.
+      const R = att.rows.length, C = att.cols.length, scale = Math.max(1, THUMB / Math.max(R, C));
       grid.style.gridTemplateColumns = `auto repeat(${H}, auto)`;
       el('div', null, grid);
       for (let h = 0; h < H; h++) el('div', {class: 'attn-grid-h'}, grid, 'head ' + h);
@@ -361,8 +486,12 @@
       big.textContent = '';
       const head = el('div', {class: 'attn-big-head'}, big);
       el('span', {class: 'attn-big-name'}, head, `${att.name || 'attention'} · layer ${l} · head ${h}`);
-      el('span', {class: 'attn-hint'}, head, `darkest = ${fmt(mx)}`);
-      const ro = el('span', {class: 'attn-big-ro'}, head, 'hover a cell');
+      // The colour bar: no colour at 0, the head's colour at the map's largest weight.
+      const scaleBar = el('span', {class: 'attn-scale'}, head);
+      el('span', {class: 'attn-v'}, scaleBar, '0');
+      el('span', {class: 'attn-scale-bar', style: `background:linear-gradient(to right, transparent, ${headColor(h, H)})`}, scaleBar);
+      el('span', {class: 'attn-v attn-scale-max'}, scaleBar, fmt(mx));
+      const ro = el('span', {class: 'attn-big-ro', 'aria-live': 'polite'}, head, 'hover a cell (or Tab to the map, then arrow keys)');
       el('button', {type: 'button', class: 'attn-close', title: 'close'}, head, '×')
         .addEventListener('click', () => { big.hidden = true; btn.classList.remove('attn-sel'); });
       // Cells no smaller than a line of text, so every label stays readable (60 tokens
@@ -375,9 +504,11 @@
       const svg = sv('svg', {class: 'attn-heat', width, height, viewBox: `0 0 ${width} ${height}`}, big);
       const rowLab = att.rows.map((t, i) => sv('text', {x: left - 5, y: top + i * cs + cs / 2,
         'text-anchor': 'end', 'dominant-baseline': 'central'}, svg, show(t)));
+      // A blank turned on its side would read as "ɹ": rotated labels show it as a middle dot.
       const colLab = att.cols.map((t, j) => sv('text', {
         transform: `translate(${left + j * cs + cs / 2},${top - 5}) rotate(${angle})`,
-        'dominant-baseline': angle === -90 ? 'central' : null}, svg, show(t)));
+        'dominant-baseline': angle === -90 ? 'central' : null}, svg,
+        String(t).trim() === '' ? '·'.repeat(Math.max(1, Math.min(String(t).length, 3))) : show(t)));
       sv('rect', {class: 'attn-heat-bg', x: left, y: top, width: C * cs, height: R * cs}, svg);
       const cells = sv('g', {fill: headColor(h, H), class: 'attn-cells'}, svg);
       for (let i = 0; i < R; i++) {
@@ -387,20 +518,57 @@
         }
       }
       const mark = sv('rect', {class: 'attn-heat-mark', width: cs, height: cs, visibility: 'hidden'}, svg);
-      let lit = [];
-      const clear = () => { lit.forEach(t => t.classList.remove('attn-hot')); lit = []; mark.setAttribute('visibility', 'hidden'); };
-      cells.addEventListener('mouseover', e => {
-        const i = +e.target.getAttribute('data-r'), j = +e.target.getAttribute('data-c');
-        if (!e.target.hasAttribute('data-r')) return;
+      // The hovered cell's weight beside the cell itself (the readout above may be off screen).
+      const tip = sv('g', {class: 'attn-heat-tip', visibility: 'hidden'}, svg);
+      const tipBox = sv('rect', {rx: 3, height: 18}, tip), tipText = sv('text', {'dominant-baseline': 'central'}, tip);
+      let lit = [], cur = null;
+      const clear = () => {
+        lit.forEach(t => t.classList.remove('attn-hot'));
+        lit = [];
+        mark.setAttribute('visibility', 'hidden');
+        tip.setAttribute('visibility', 'hidden');
+      };
+      const point = (i, j) => {
         clear();
+        cur = [i, j];
         lit = [rowLab[i], colLab[j]];
         lit.forEach(t => t.classList.add('attn-hot'));
         mark.setAttribute('x', left + j * cs);
         mark.setAttribute('y', top + i * cs);
         mark.setAttribute('visibility', 'visible');
-        ro.textContent = `${show(att.rows[i])} → ${show(att.cols[j])}: ${fmt(m[i][j])}`;
+        const text = `${named(att.rows, i)} → ${named(att.cols, j)}: ${fmt(m[i][j])}`;
+        ro.textContent = text;
+        tipText.textContent = fmt(m[i][j]);
+        const c2 = context();
+        c2.font = font;
+        const tw = Math.ceil(c2.measureText(fmt(m[i][j])).width) + 12;
+        const x = left + (j + 1) * cs + 2 + tw > width ? left + j * cs - tw - 2 : left + (j + 1) * cs + 2;
+        tipBox.setAttribute('x', x);
+        tipBox.setAttribute('y', top + i * cs + cs / 2 - 9);
+        tipBox.setAttribute('width', tw);
+        tipText.setAttribute('x', x + 6);
+        tipText.setAttribute('y', top + i * cs + cs / 2);
+        tip.setAttribute('visibility', 'visible');
+        svg.setAttribute('aria-label', text);
+      };
+      cells.addEventListener('mouseover', e => {
+        if (!e.target.hasAttribute('data-r')) return;
+        point(+e.target.getAttribute('data-r'), +e.target.getAttribute('data-c'));
       });
-      svg.addEventListener('mouseleave', () => { clear(); ro.textContent = 'hover a cell'; });
+      svg.addEventListener('mouseleave', () => { if (document.activeElement !== svg) { clear(); ro.textContent = 'hover a cell'; } });
+      // The keyboard reaches every cell: Tab to the map, arrow keys move the cell read.
+      svg.setAttribute('tabindex', '0');
+      svg.setAttribute('role', 'img');
+      svg.setAttribute('aria-label', `${att.name || 'attention'} layer ${l} head ${h}: arrow keys read the cells`);
+      svg.addEventListener('focus', () => point(cur ? cur[0] : 0, cur ? cur[1] : 0));
+      svg.addEventListener('blur', () => { clear(); ro.textContent = 'hover a cell'; });
+      svg.addEventListener('keydown', e => {
+        const d = {ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1]}[e.key];
+        if (!d) return;
+        e.preventDefault();
+        const [i, j] = cur || [0, 0];
+        point(Math.max(0, Math.min(R - 1, i + d[0])), Math.max(0, Math.min(C - 1, j + d[1])));
+      });
     }
     drawGrid();
     return panel;
@@ -409,7 +577,7 @@
   // Decoding step by step: a slider over the output steps; each step shows the word
   // written, the attention row that chose it as labelled bars with numbers, and the
   // beam, gate and alignment-path values when the document has them.
-  function stepsView(steps, source) {
+  function stepsView(steps, source, label) {
     const panel = el('div');
     const controls = el('div', {class: 'attn-controls'}, panel);
     const lab = el('label', {class: 'attn-ctl'}, controls, 'step ');
@@ -419,6 +587,10 @@
     const body = el('div', {class: 'attn-step-body'}, panel);
     const main = el('div', {class: 'attn-step-main'}, body);
     const word = el('div', {class: 'attn-word'}, main);
+    // The rows the bars draw, named: a Transformer's is its last layer's cross-attention averaged over heads.
+    el('div', {class: 'attn-hint attn-bars-label'}, main,
+      `Bars: ${label || 'the attention over the source'} at the step that wrote the word.`);
+    // A long source scrolls inside its box: the bars stay on screen with the controls.
     const bars = el('div', {class: 'attn-bars'}, main);
     const side = el('div', {class: 'attn-step-side'}, body);
     // The output so far; each word jumps to its step.
@@ -434,24 +606,46 @@
       count.textContent = `${k + 1} / ${steps.length}`;
       words.forEach((b, i) => { b.classList.toggle('attn-cur', i === k); b.classList.toggle('attn-later', i > k); });
       word.textContent = '';
-      el('span', null, word, 'writes ');
+      // A step reads the word before (<bos> first) and writes this one: the head view's decoder
+      // rows are labelled by the word read.
+      const read = k > 0 && steps[k - 1] && steps[k - 1].token != null ? steps[k - 1].token : '<bos>';
+      el('span', null, word, 'reads ');
+      el('span', {class: 'attn-word-read'}, word, show(read));
+      el('span', null, word, ', writes ');
       el('span', {class: 'attn-word-tok'}, word, show(s.token != null ? s.token : ''));
+      if (isNum(s.probability)) {
+        el('span', {class: 'attn-prob'}, word, ` p = ${fmt(s.probability)}`);
+      }
       bars.textContent = '';
       const row = Array.isArray(s.row) ? s.row : [];
       const n = Math.max(row.length, source.length);
       const best = row.reduce((bi, w, j) => (isNum(w) && (bi < 0 || w > row[bi]) ? j : bi), -1);
       el('span', {class: 'attn-bars-head'}, bars, 'source');
-      el('span', {class: 'attn-bars-head'}, bars, 'attention that chose it');
+      el('span', {class: 'attn-bars-head'}, bars, label ? 'weight' : 'attention that chose it');
       el('span', {class: 'attn-bars-head'}, bars, '');
       for (let j = 0; j < n; j++) {
         const tok = j < source.length ? source[j] : '#' + j;
         const r = el('div', {class: 'attn-bar' + (j === best ? ' attn-best' : ''), 'data-j': j}, bars);
-        el('span', {class: 'attn-bar-tok', title: String(tok)}, r, show(tok));
+        el('span', {class: 'attn-bar-tok', title: String(tok)}, r, j < source.length ? named(source, j) : tok);
         const track = el('span', {class: 'attn-bar-track'}, r);
         el('span', {class: 'attn-bar-fill', style: `width:${(100 * clamp01(row[j])).toFixed(1)}%`}, track);
         el('span', {class: 'attn-bar-w'}, r, fmt(row[j]));
       }
+      if (best >= 0) {  // the strongest bar in view, for a source longer than the box
+        const r = bars.querySelector(`.attn-bar[data-j="${best}"] .attn-bar-tok`);
+        if (r && bars.scrollHeight > bars.clientHeight)
+          bars.scrollTop = Math.max(0, r.offsetTop - bars.offsetTop - bars.clientHeight / 2);
+      }
       side.textContent = '';
+      if (Array.isArray(s.alternatives) && s.alternatives.length) {
+        const alt = el('div', {class: 'attn-alts'}, side);
+        el('div', {class: 'attn-k'}, alt, 'other words the beam kept after the same prefix');
+        s.alternatives.forEach(x => {
+          const r = el('div', {class: 'attn-alt'}, alt);
+          el('span', {class: 'attn-alt-tok'}, r, show(x && x.token != null ? x.token : ''));
+          el('span', {class: 'attn-v'}, r, fmt(x && x.probability));
+        });
+      }
       if (isNum(s.gate)) {
         const g = el('div', {class: 'attn-gate'}, side);
         el('span', {class: 'attn-k'}, g, 'gate p_gen ');
@@ -461,14 +655,23 @@
       }
       if (isNum(s.path)) {
         const p = el('div', {class: 'attn-path'}, side);
-        el('span', {class: 'attn-k'}, p, 'expected alignment path ');
+        el('span', {class: 'attn-k'}, p, 'expected alignment position ');
         el('span', {class: 'attn-v'}, p, fmt(s.path));
+        // The position read as a place in the source: 0 is its first token.
+        const lo = Math.max(0, Math.min(source.length - 1, Math.floor(s.path)));
+        const hi = Math.min(source.length - 1, lo + 1), frac = s.path - lo;
+        const where = !source.length ? '' : frac < 0.05 || lo === hi ? `at “${named(source, lo)}”`
+          : frac > 0.95 ? `at “${named(source, hi)}”` : `between “${named(source, lo)}” and “${named(source, hi)}”`;
+        el('div', {class: 'attn-hint attn-path-where'}, p, `source position (0 = first token), ${where}`);
       }
       if (Array.isArray(s.beam) && s.beam.length) {
         const b = el('div', {class: 'attn-beam'}, side);
-        el('div', {class: 'attn-k'}, b, `beam: ${s.beam.length} kept`);
+        // Bold: the prefix the output continues, which need not be the best-scoring one now.
+        const cont = Number.isInteger(s.continued) ? s.continued : -1;
+        el('div', {class: 'attn-k'}, b, `beam: ${s.beam.length} kept, best score first` +
+          (cont >= 0 ? '; bold: the one the output continues' : ''));
         s.beam.forEach((hyp, i) => {
-          const r = el('div', {class: 'attn-hyp' + (i === 0 ? ' attn-best' : '')}, b);
+          const r = el('div', {class: 'attn-hyp' + (i === cont ? ' attn-best' : ''), 'data-i': i}, b);
           el('span', {class: 'attn-hyp-text'}, r, String(hyp && hyp.text != null ? hyp.text : ''));
           el('span', {class: 'attn-hyp-score'}, r, fmt(hyp && hyp.score));
         });
