@@ -6,6 +6,8 @@
 #include "output.hpp"
 #include "parse.hpp"
 #include "progress.hpp"
+#include "run_dir.hpp"
+#include "task.hpp"
 
 #include <cstdio>
 #include <filesystem>
@@ -147,17 +149,8 @@ void add_bpe_command(CLI::App& app) {
     options.lowercase = o->lowercase;
     options.split_punctuation = o->split_punctuation;
     options.skip_malformed = o->skip_malformed;
-    data::Corpus corpus;
-    check_text_encoding(o->task);
-    check_word_lengths(o->task);
-    try {
-      corpus = data::load_tsv(o->task, options);
-    } catch (const IOError& e) {  // name the command line's flag, not the library's option
-      std::string message = e.what();
-      const auto hint = message.find("skip_malformed skips");
-      if (hint != std::string::npos) message.replace(hint, 14, "--skip-malformed");  // "skip_malformed" is 14 bytes
-      throw IOError(message);
-    }
+    // One read of the file: the checks of its encoding and words, then its pairs.
+    const data::Corpus corpus = load_corpus(read_checksummed(o->task).bytes, o->task, options, "attn bpe learn");
     if (corpus.pairs.empty()) throw IOError(o->task + ": no sentence pair to learn from");
     const data::Bpe codes = learn_joint(corpus.pairs, o->merges);
     std::set<std::string> words;

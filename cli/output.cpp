@@ -41,9 +41,6 @@ FileId file_id(const std::string& path) {
   return {st.st_dev, st.st_ino, true};
 }
 
-// How the user would understand errno: "no space left on the device (ENOSPC)".
-std::string cause(int error) { return io::write_error_cause(error); }
-
 bool is_checkpoint_folder(const fs::path& dir) {
   std::error_code ec;
   return fs::exists(dir / "manifest.json", ec) && (fs::exists(dir.parent_path() / "lock", ec) ||
@@ -331,11 +328,11 @@ void remember_run_corpora(const std::string& run, const nlohmann::json& config) 
     std::string text;
     for (const auto& [corpus, dir] : missing) text += corpus + "\t" + dir + "\n";
     const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644);
-    if (fd < 0) return warn(cause(errno));
+    if (fd < 0) return warn(io::write_error_cause(errno));
     const ssize_t n = ::write(fd, text.data(), text.size());
     const int error = errno;
     ::close(fd);
-    if (n != static_cast<ssize_t>(text.size())) warn(n < 0 ? cause(error) : cause(ENOSPC));  // a guard lost, never a run
+    if (n != static_cast<ssize_t>(text.size())) warn(io::write_error_cause(n < 0 ? error : ENOSPC));  // a guard lost, never a run
   } catch (const std::exception& e) {
     warn(e.what());  // the list is a guard: a run is made even where it cannot be written
   }

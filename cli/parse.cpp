@@ -218,21 +218,4 @@ void Fields::only(const std::vector<std::string>& known) const {
   }
 }
 
-// The file's bytes, for the checks of data/text_file.hpp ("" if it cannot be opened: its reader says why).
-namespace {
-std::string file_bytes(const std::string& path, std::size_t at_most) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return "";
-  std::string bytes;
-  std::vector<char> buffer(1 << 16);
-  while (bytes.size() < at_most && (in.read(buffer.data(), std::streamsize(buffer.size())) || in.gcount() > 0))
-    bytes.append(buffer.data(), std::min(std::size_t(in.gcount()), at_most - bytes.size()));
-  return bytes;
-}
-}  // namespace
-
-void check_text_encoding(const std::string& path) { data::check_text_encoding(file_bytes(path, 64 * 1024), path); }
-
-void check_word_lengths(const std::string& path) { data::check_word_lengths(file_bytes(path, std::size_t(-1)), path); }
-
 }  // namespace attn::cli

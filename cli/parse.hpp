@@ -44,18 +44,6 @@ double parse_real(const std::string& what, const std::string& text, Bounds bound
 // Text must be valid UTF-8 to be stored in a JSON file (config.json, vocab.json): data/text_file.hpp.
 using data::valid_utf8;
 
-// A text file the user names (a corpus, a BPE corpus) in an encoding attn does not read is refused by what it
-// is, not by the first odd byte it holds: UTF-16 or UTF-32 (a byte-order mark, or NUL at every other byte)
-// and lines ended by CR alone (an old Mac file) are each an IOError naming the file, what it is and a command
-// that converts it. Other files pass; their lines are checked as they are read.
-void check_text_encoding(const std::string& path);
-
-// A word of a corpus line (a run of bytes between blanks) is at most kMaxWordBytes long: a longer one is no word
-// of a sentence (a pasted blob, a line of marks) and splitting it off its punctuation would cost seconds to
-// minutes. An IOError naming the file, the line and the length; the file is read once, in linear time.
-using data::kMaxWordBytes;
-void check_word_lengths(const std::string& path);
-
 // CLI11 options read by the functions above; a bad value is a CLI::ValidationError
 // naming the flag (exit status 2). `value` keeps its default when the flag is absent.
 CLI::Option* add_count(CLI::App* cmd, const std::string& flag, std::uint64_t& value, std::uint64_t min,

@@ -43,22 +43,6 @@ std::string read_unchanged(nlohmann::json& config, const std::string& key, const
   return std::move(file.bytes);
 }
 
-// The pairs of a corpus file's `bytes` (read_unchanged), errors naming `path`.
-data::Corpus load_corpus(const std::string& bytes, const std::string& path, const data::CorpusOptions& options) {
-  data::check_text_encoding(bytes.substr(0, 64 * 1024), path);  // UTF-16 or CR-only lines named as such, not as their first odd byte
-  data::check_word_lengths(bytes, path);                          // before the tokenizer meets a megabyte-long word
-  try {
-    BytesBuffer buffer(bytes);
-    std::istream in(&buffer);
-    return data::read_tsv(in, path, options);
-  } catch (const IOError& e) {  // name the command line's flag, not the library's option
-    std::string message = e.what();
-    const auto hint = message.find("skip_malformed skips");
-    if (hint != std::string::npos) message.replace(hint, 14, "attn train --skip-malformed");
-    throw IOError(message);
-  }
-}
-
 // The line of a corpus (its `bytes`) that the pair `index` came from: read_tsv keeps the pairs in file
 // order, skipping empty lines and (with skip_malformed) the malformed ones, so the lines are counted
 // again as it counts them. Only asked when a message needs it.
@@ -180,6 +164,22 @@ void apply_bpe(TaskData& t, std::size_t merges, std::size_t max_length, std::siz
 }
 }  // namespace
 
+data::Corpus load_corpus(const std::string& bytes, const std::string& path, const data::CorpusOptions& options,
+                         const std::string& command) {
+  data::check_text_encoding(bytes.substr(0, 64 * 1024), path);  // UTF-16 or CR-only lines named as such, not as their first odd byte
+  data::check_word_lengths(bytes, path);                          // before the tokenizer meets a megabyte-long word
+  try {
+    BytesBuffer buffer(bytes);
+    std::istream in(&buffer);
+    return data::read_tsv(in, path, options);
+  } catch (const IOError& e) {  // name the command line's flag, not the library's option
+    std::string message = e.what();
+    const auto hint = message.find("skip_malformed skips");
+    if (hint != std::string::npos) message.replace(hint, 14, command + " --skip-malformed");
+    throw IOError(message);
+  }
+}
+
 nlohmann::json default_task_config(const std::string& task) {
   if (task == "copy" || task == "reverse" || task == "sort")
     return {{"name", task}, {"vocab_size", 10}, {"min_length", 5}, {"max_length", 15}, {"n_train", 20000}, {"n_test", 500}};
@@ -240,7 +240,7 @@ TaskData make_task(const nlohmann::json& config, std::uint64_t seed, const std::
     const std::size_t max_length = options.max_length;
     if (merges) options.max_length = 0;  // counted in subwords, once the codes are known
     const std::string bytes = read_unchanged(t.config, "checksum", file);
-    data::Corpus corpus = load_corpus(bytes, file, options);
+    data::Corpus corpus = load_corpus(bytes, file, options, "attn train");
     std::size_t unsplit = 0;  // multi-source pairs without their sources (skipped with skip_malformed)
     const std::size_t read = corpus.pairs.size() + corpus.too_long;  // well-formed pairs, before any length limit
     std::size_t first_unsplit = 0;
@@ -281,7 +281,7 @@ TaskData make_task(const nlohmann::json& config, std::uint64_t seed, const std::
       (i + n_test < order.size() ? t.split.train : t.split.test).push_back(corpus.pairs[order[i]]);
     if (!test_file.empty()) {
       const std::string test_bytes = read_unchanged(t.config, "test_checksum", test_file);
-      data::Corpus test = load_corpus(test_bytes, test_file, options);
+      data::Corpus test = load_corpus(test_bytes, test_file, options, "attn train");
       if (sources > 1) pack_corpus(test, sources, part_length, options.skip_malformed, test_file, test_bytes);
       t.split.test = std::move(test.pairs);
       if (t.split.test.empty()) throw IOError(test_file + ": no usable sentence pair for the test set");

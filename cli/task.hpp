@@ -47,6 +47,12 @@ nlohmann::json default_task_config(const std::string& task);
 TaskData make_task(const nlohmann::json& config, std::uint64_t seed, const std::string& where = "task",
                    const data::Bpe* codes = nullptr);
 
+// The pairs of a corpus file's `bytes` (read once, e.g. by read_checksummed), errors naming `path`: the
+// encoding and word-length checks of data/text_file.hpp first, then the TSV; the hint for a malformed line
+// names `command`'s flag ("attn train --skip-malformed").
+data::Corpus load_corpus(const std::string& bytes, const std::string& path, const data::CorpusOptions& options,
+                         const std::string& command);
+
 // How a user's sentence is cut into tokens for this task: as the corpus was
 // (lowercased, punctuation split), characters for dates, whitespace otherwise; then
 // into subwords when the run has codes (`bpe`).

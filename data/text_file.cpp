@@ -118,9 +118,13 @@ TextFile read_text_file(const std::string& path, TextUnit unit, std::atomic<doub
   if (std::filesystem::is_directory(path, error)) throw IOError(path + ": is a folder, not a text file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw IOError("cannot read the text file '" + path + "': " + std::strerror(errno));
-  in.seekg(0, std::ios::end);
-  const std::streamoff size = in.tellg();
-  in.seekg(0, std::ios::beg);
+  // The size only for the progress bar: a pipe (attn score <(zcat book.gz)) has none and cannot seek.
+  std::streamoff size = -1;
+  if (std::filesystem::is_regular_file(path, error)) {
+    in.seekg(0, std::ios::end);
+    size = in.tellg();
+    in.seekg(0, std::ios::beg);
+  }
   // One read: the bytes checksummed are the bytes the lines are made of.
   std::string bytes;
   if (size > 0) bytes.reserve(static_cast<std::size_t>(size));

@@ -263,6 +263,24 @@ class Success(Runs):
             self.assertAlmostEqual(sum(int(r[1]) * float(r[2]) for r in rows) / evaluated[0], evaluated[1], delta=2e-3)
             self.assertEqual(score(lines[-2]), evaluated)
 
+    def test_score_a_pipe(self):
+        # A file that is a pipe (attn score RUN <(zcat book.gz)) scores as the same lines in a regular file do.
+        held_out = self.held_out_file()
+        with open(held_out, "rb") as f:
+            text = f.read()
+        for model, run in self.runs.items():
+            status, out, err = attn("score", "--checkpoint", run, held_out)
+            self.assertEqual(status, 0, err)
+            read, write = os.pipe()
+            p = subprocess.Popen([common.ATTN, "score", "--checkpoint", run, f"/dev/fd/{read}"], pass_fds=(read,),
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
+            os.close(read)
+            with os.fdopen(write, "wb") as w:
+                w.write(text)
+            piped, piped_err = p.communicate(timeout=120)
+            self.assertEqual(p.returncode, 0, piped_err)
+            self.assertEqual(score(piped), score(out))
+
     def test_score_counts_unknown_tokens(self):
         # One pass over a file's chunks counts what score reports of its unknown tokens: the note counts the file's
         # tokens outside the vocabulary (a written <unk> is none), the share counts the targets read as <unk> (every

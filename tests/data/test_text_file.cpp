@@ -9,7 +9,9 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace data = attn::data;
@@ -34,6 +36,21 @@ TEST_CASE("read_text_file: the lines without their ends, the first line's byte-o
   // No final newline: the last line is read all the same.
   CHECK(data::read_text_file(write("open.txt", "a\nb"), TextUnit::Words).lines == std::vector<std::string>{"a", "b"});
   CHECK(data::read_text_file(write("empty.txt", ""), TextUnit::Words).lines.empty());
+}
+
+TEST_CASE("read_text_file: a pipe (attn score <(zcat book.gz)) is read whole, with the checksum of its bytes") {
+  const std::string path = write("pipe.placeholder", "");
+  const std::string fifo = path + ".fifo";
+  std::filesystem::remove(fifo);
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  std::thread writer([&fifo] { std::ofstream(fifo, std::ios::binary) << "a b\r\nc\n"; });
+  std::atomic<double> fraction{0.0};
+  const data::TextFile f = data::read_text_file(fifo, TextUnit::Words, &fraction);
+  writer.join();
+  std::filesystem::remove(fifo);
+  CHECK(f.lines == std::vector<std::string>{"a b", "c"});
+  CHECK(f.checksum == "5e2e7da3f1096648");  // the regular file's below
+  CHECK(fraction.load() == 1.0);
 }
 
 TEST_CASE("read_text_file: the checksum is FNV-1a 64 of every byte read, as a run records it") {
