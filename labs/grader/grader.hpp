@@ -49,6 +49,25 @@ struct Mismatch : std::runtime_error {
   std::string hint;
 };
 
+// Token ids stored in a reference file as numbers, as an attn::Index.
+inline attn::Index ids_of(const Array& a) { return xt::cast<std::int64_t>(a); }
+
+// Lengths stored in a reference file as numbers.
+inline std::vector<std::size_t> lengths_of(const Array& a) {
+  std::vector<std::size_t> out;
+  for (double v : a) out.push_back(std::size_t(v));
+  return out;
+}
+
+// After backward: an input with no gradient is one the output does not reach through attn's ops. `hint`
+// is the lab's hint for its gradients.
+inline void expect_grad_defined(const Tensor& x, const std::string& name, const std::string& hint) {
+  if (!x.grad().defined())
+    throw Mismatch(name + ".grad() is undefined: the output does not depend on " + name +
+                       " through attn's ops (unused, detached, or copied through an array)",
+                   hint);
+}
+
 inline std::string shape_str(const Shape& s) {
   std::string out = "[";
   for (std::size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);

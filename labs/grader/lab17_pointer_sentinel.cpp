@@ -44,16 +44,6 @@ inline const char* log_prob_random =
     "log_prob(...) is log of mixture(...)(y), for every row: the target in the window or not";
 }  // namespace hint
 
-Index ids_of(const Array& a) { return xt::cast<std::int64_t>(a); }
-
-// After backward: an input with no gradient is one the output does not reach through attn's ops.
-inline void expect_grad_defined(const Tensor& x, const std::string& name) {
-  if (!x.grad().defined())
-    throw Mismatch(name + ".grad() is undefined: the output does not depend on " + name +
-                       " through attn's ops (unused, detached, or copied through an array)",
-                   hint::gradients);
-}
-
 // ---- the mixture, right and with the usual mistakes, computed here on arrays ----
 
 enum class Mix {
@@ -347,7 +337,7 @@ Result grade(const PointerSentinel& m, std::ostream& os) {
     const char* names[] = {"logits", "scores", "sentinel"};
     for (std::size_t i = 0; i < 3; ++i) {
       try {
-        expect_grad_defined(a[i], names[i]);
+        expect_grad_defined(a[i], names[i], hint::gradients);
         expect_close(std::string("the gradient of ") + names[i], ref.array("mixture", std::string("grad_") + names[i]),
                      a[i].grad(), "logits [4, 8], scores [4, 6], sentinel [4, 1]", 1e-9, 1e-11);
       } catch (const Mismatch& e) {
@@ -466,7 +456,7 @@ Result grade(const PointerSentinel& m, std::ostream& os) {
                  const char* names[] = {"logits", "scores", "sentinel"};
                  for (std::size_t i = 0; i < 3; ++i) {
                    try {
-                     expect_grad_defined(a[i], names[i]);
+                     expect_grad_defined(a[i], names[i], hint::gradients);
                      expect_close(std::string("the gradient of ") + names[i],
                                   ref.array("log_prob", std::string("grad_") + names[i]), a[i].grad(),
                                   "logits [4, 8], scores [4, 6], sentinel [4, 1]", 1e-9, 1e-11);

@@ -32,22 +32,6 @@ inline const char* random_shapes =
     "has no source-only word); positions j >= lengths[b] are padding";
 }  // namespace hint
 
-Index ids_of(const Array& a) { return xt::cast<std::int64_t>(a); }
-
-// After backward: an input with no gradient is one the output does not reach through attn's ops.
-inline void expect_grad_defined(const Tensor& x, const std::string& name) {
-  if (!x.grad().defined())
-    throw Mismatch(name + ".grad() is undefined: the output does not depend on " + name +
-                       " through attn's ops (unused, detached, or copied through an array)",
-                   hint::gradients);
-}
-
-std::vector<std::size_t> lengths_of(const Array& a) {
-  std::vector<std::size_t> out;
-  for (double v : a) out.push_back(std::size_t(v));
-  return out;
-}
-
 // ---- the joint distribution, right and with the usual mistakes, computed here on arrays ----
 
 enum class J {
@@ -272,7 +256,7 @@ Result grade(const CopyNet& m, std::ostream& os) {
     const char* names[] = {"psi_g", "psi_c"};
     for (std::size_t i = 0; i < 2; ++i) {
       try {
-        expect_grad_defined(a[i], names[i]);
+        expect_grad_defined(a[i], names[i], hint::gradients);
         expect_close(std::string("the gradient of ") + names[i], ref.array("joint", std::string("grad_") + names[i]),
                      a[i].grad(), in.describe(), 1e-9, 1e-11);
       } catch (const Mismatch& e) {

@@ -43,21 +43,6 @@ inline const char* step =
     "chapter 12 gates with the state after reading y_{t-1}";
 }  // namespace hint
 
-Index ids_of(const Array& a) { return xt::cast<std::int64_t>(a); }
-
-std::vector<std::size_t> lengths_of(const Array& a) {
-  std::vector<std::size_t> out;
-  for (double v : a) out.push_back(std::size_t(v));
-  return out;
-}
-
-inline void expect_grad_defined(const Tensor& x, const std::string& name) {
-  if (!x.grad().defined())
-    throw Mismatch(name + ".grad() is undefined: the output does not depend on " + name +
-                       " through attn's ops (unused, detached, or copied through an array)",
-                   hint::gradients);
-}
-
 const char* kernel_names[] = {"k1_w", "k1_b", "k2_w", "k2_b", "att_w", "att_b", "copy_w", "copy_b", "gate_w", "gate_b"};
 
 std::vector<Tensor*> fields(Kernels& k) {
@@ -458,7 +443,7 @@ Result grade(const ConvCopy& m, std::ostream& os) {
                      // the biases of K_att and K_copy are dead (a softmax ignores a constant): their gradient is 0,
                      // and undefined when no op reached them
                      if ((name == "att_b" || name == "copy_b") && !t.grad().defined()) continue;
-                     expect_grad_defined(t, name);
+                     expect_grad_defined(t, name, hint::gradients);
                      expect_close("the gradient of " + name, ref.array("attention", "grad_" + name), t.grad(),
                                   fixed_inputs, 1e-7, 1e-10);
                    } catch (const Mismatch& e) {
@@ -558,7 +543,7 @@ Result grade(const ConvCopy& m, std::ostream& os) {
     attn::sum(p * ref.tensor("mixture", "r")).backward();
     for (std::size_t i = 0; i < 3; ++i) {
       try {
-        expect_grad_defined(a[i], names[i]);
+        expect_grad_defined(a[i], names[i], hint::gradients);
         expect_close(std::string("the gradient of ") + names[i], ref.array("mixture", std::string("grad_") + names[i]),
                      a[i].grad(), mix0.describe(), 1e-9, 1e-11);
       } catch (const Mismatch& e) {
