@@ -44,7 +44,6 @@ kernelspec. It starts its own Jupyter server on a free loopback port and stops i
 """
 import argparse
 import base64
-import json
 import os
 import shutil
 import sys
@@ -52,25 +51,11 @@ import tempfile
 import time
 
 import notebook_browser
+from explorer_weights import unpack
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MIN_LINE = 0.003  # explorer.js draws no head-view line lighter than this
 FLOOR = 0.12      # and none fainter than this (opacity = FLOOR + (1 - FLOOR) * weight)
-
-
-class Checks:
-    def __init__(self, verbose):
-        self.verbose, self.passed, self.failed = verbose, 0, []
-
-    def __call__(self, name, ok, detail=""):
-        if ok:
-            self.passed += 1
-            if self.verbose:
-                print("PASS " + name)
-        else:
-            self.failed.append(name)
-            print("FAIL " + name + "  -- " + str(detail)[:800])
-        return ok
 
 
 def wait_for(cond, timeout, what, step=0.5):
@@ -92,33 +77,6 @@ function shown(e) {
 }
 """
 
-# The documents the outputs carry: the JSON after the last attnExplorer(document.getElementById("ID"), .
-DOCS = """
-const htmls = [];
-Jupyter.notebook.get_cells().filter(c => c.cell_type == 'code').forEach(c => c.output_area.outputs.forEach(o => {
-  const h = o.data && o.data['text/html'];
-  if (h) htmls.push(Array.isArray(h) ? h.join('') : h);
-}));
-return htmls.filter(h => h.includes('attnExplorer(document.getElementById('));
-"""
-
-
-B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
-
-
-def unpack(att):
-    """Packed weights (viz/explorer.cpp: 3 base64 digits each, m * 10^-(3 + k)) as nested lists."""
-    text = att["weights"]
-    if not isinstance(text, str):
-        return
-    L, H, R, C = att["shape"]
-    vals = []
-    for p in range(0, len(text), 3):
-        n = B64.index(text[p]) << 12 | B64.index(text[p + 1]) << 6 | B64.index(text[p + 2])
-        k, m = n >> 14, n & 16383
-        vals.append(None if n == 262143 else (m / 10 ** (3 + k) if m else 0))
-    it = iter(vals)
-    att["weights"] = [[[[next(it) for _ in range(C)] for _ in range(R)] for _ in range(H)] for _ in range(L)]
 
 
 def named(tokens, i):
@@ -127,12 +85,7 @@ def named(tokens, i):
 
 
 def output_doc(html):
-    head = 'attnExplorer(document.getElementById("'
-    start = html.rindex(head) + len(head)
-    vid = html[start:html.index('"', start)]
-    text = html[html.index(", ", start) + 2:html.rindex(");</script>")]
-    doc = json.loads(text)
-    assert doc["id"] == vid, (doc["id"], vid)
+    doc = notebook_browser.output_doc(html, "attnExplorer")
     for att in doc["attentions"]:
         unpack(att)
     return doc
@@ -222,7 +175,7 @@ def run(driver, port, args, check):
         ".reduce((a, b) => a.concat(b), []);")
     if not check("every cell ran without an error (Run All: %.1f s)" % run_seconds, not errors, errors):
         return run_seconds
-    htmls = d.execute_script(DOCS)
+    htmls = d.execute_script(notebook_browser.docs_script("attnExplorer"))
     docs = [output_doc(h) for h in htmls]
     if not check("two explorer outputs", len(docs) == 2, [doc.get("title") for doc in docs]):
         return run_seconds
@@ -550,7 +503,7 @@ def main():
     env.setdefault("OPENBLAS_NUM_THREADS", "1")
     server, port = notebook_browser.start_server(work, args.token, env)
     driver = None
-    check = Checks(args.verbose)
+    check = notebook_browser.Checks(args.verbose)
     try:
         driver = notebook_browser.chromium(
             ["--window-size=1280,1400", "--force-device-scale-factor=1"] + list(notebook_browser.BLOCKED_NETWORK),

@@ -193,3 +193,43 @@ class Network:
           Promise.all([probe('https://example.com/'), probe('http://93.184.215.14/')]).then(done);""")
         check("%s the network is blocked: fetching example.com, by name and by address, fails" % tag,
               blocked == ["blocked", "blocked"], blocked)
+
+
+class Checks:
+    """Named checks of a browser test: each passes or is printed as FAIL with its detail."""
+    def __init__(self, verbose):
+        self.verbose, self.passed, self.failed = verbose, 0, []
+
+    def __call__(self, name, ok, detail=""):
+        if ok:
+            self.passed += 1
+            if self.verbose:
+                print("PASS " + name)
+        else:
+            self.failed.append(name)
+            print("FAIL " + name + "  -- " + str(detail)[:800])
+        return ok
+
+
+def docs_script(function):
+    """A script for Selenium's execute_script: the text/html of every code cell's output that calls
+    `function`(document.getElementById(...), ...) (attnExplorer, attnScoreView), as the notebook holds it."""
+    return """
+const htmls = [];
+Jupyter.notebook.get_cells().filter(c => c.cell_type == 'code').forEach(c => c.output_area.outputs.forEach(o => {
+  const h = o.data && o.data['text/html'];
+  if (h) htmls.push(Array.isArray(h) ? h.join('') : h);
+}));
+return htmls.filter(h => h.includes('%s(document.getElementById('));
+""" % function
+
+
+def output_doc(html, function):
+    """The JSON document an output gives `function`: the argument after the last
+    `function`(document.getElementById("ID"), ; its "id" must be ID."""
+    head = function + '(document.getElementById("'
+    start = html.rindex(head) + len(head)
+    vid = html[start:html.index('"', start)]
+    doc = json.loads(html[html.index(", ", start) + 2:html.rindex(");</script>")])
+    assert doc["id"] == vid, (doc["id"], vid)
+    return doc

@@ -31,7 +31,6 @@ the build's kernelspec. It starts its own Jupyter server on a free loopback port
 """
 import argparse
 import base64
-import json
 import os
 import shutil
 import sys
@@ -41,22 +40,6 @@ import time
 import notebook_browser
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-CALL = 'attnScoreView(document.getElementById("'
-
-
-class Checks:
-    def __init__(self, verbose):
-        self.verbose, self.passed, self.failed = verbose, 0, []
-
-    def __call__(self, name, ok, detail=""):
-        if ok:
-            self.passed += 1
-            if self.verbose:
-                print("PASS " + name)
-        else:
-            self.failed.append(name)
-            print("FAIL " + name + "  -- " + str(detail)[:800])
-        return ok
 
 
 def wait_for(cond, timeout, what, step=0.5):
@@ -74,23 +57,6 @@ def fmt(x):
     mantissa, exponent = ("%.3e" % x).split("e")
     return "%se%s%d" % (mantissa, "-" if exponent[0] == "-" else "+", abs(int(exponent)))
 
-
-def output_doc(html):
-    start = html.rindex(CALL) + len(CALL)
-    vid = html[start:html.index('"', start)]
-    doc = json.loads(html[html.index(", ", start) + 2:html.rindex(");</script>")])
-    assert doc["id"] == vid, (doc["id"], vid)
-    return doc
-
-
-DOCS = """
-const htmls = [];
-Jupyter.notebook.get_cells().filter(c => c.cell_type == 'code').forEach(c => c.output_area.outputs.forEach(o => {
-  const h = o.data && o.data['text/html'];
-  if (h) htmls.push(Array.isArray(h) ? h.join('') : h);
-}));
-return htmls.filter(h => h.includes('attnScoreView(document.getElementById('));
-"""
 
 # What a view shows: the chosen query, and per key row its numbers, cells and state.
 STATE = """
@@ -180,7 +146,7 @@ def run(driver, port, args, check):
         ".reduce((a, b) => a.concat(b), []);")
     if not check("every cell ran without an error", not errors, errors):
         return
-    docs = [output_doc(h) for h in d.execute_script(DOCS)]
+    docs = [notebook_browser.output_doc(h, "attnScoreView") for h in d.execute_script(notebook_browser.docs_script("attnScoreView"))]
     if not check("two score view outputs", len(docs) == 2, [doc.get("title") for doc in docs]):
         return
     ddoc, adoc = docs
@@ -221,7 +187,7 @@ def run(driver, port, args, check):
                           for j in blocked), blocked)
 
     # (g) untrusted: each output's HTML through Jupyter's own sanitiser, as an untrusted notebook's
-    san = d.execute_async_script(notebook_browser.SANITISED, d.execute_script(DOCS))
+    san = d.execute_async_script(notebook_browser.SANITISED, d.execute_script(notebook_browser.docs_script("attnScoreView")))
     check("(g) sanitised like an untrusted notebook, each view shows its weights as an <img> that loads, with an "
           "alt text, and no raw SVG text", isinstance(san, list) and len(san) == 2 and all(
               len(o["imgs"]) == 1 and o["imgs"][0][0] > 100 and o["imgs"][0][1] > 50 and o["imgs"][0][3] > 100
@@ -309,7 +275,7 @@ def main():
     env.setdefault("OPENBLAS_NUM_THREADS", "1")
     server, port = notebook_browser.start_server(work, args.token, env)
     driver = None
-    check = Checks(args.verbose)
+    check = notebook_browser.Checks(args.verbose)
     try:
         driver = notebook_browser.chromium(
             ["--window-size=1280,1400", "--force-device-scale-factor=1"] + list(notebook_browser.BLOCKED_NETWORK),

@@ -18,23 +18,8 @@ import unittest
 import common
 from common import TINY, attn
 
-B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
-
-
-def unpack(att):
-    """Weights packed by viz/explorer.cpp (3 base64 digits each, m * 10^-(3 + k), 4 significant
-    digits) as nested lists [layers][heads][rows][cols]."""
-    text = att["weights"]
-    if not isinstance(text, str):
-        return
-    L, H, R, C = att["shape"]
-    vals = []
-    for p in range(0, len(text), 3):
-        n = B64.index(text[p]) << 12 | B64.index(text[p + 1]) << 6 | B64.index(text[p + 2])
-        k, m = n >> 14, n & 16383
-        vals.append(None if n == 262143 else (m / 10 ** (3 + k) if m else 0))
-    it = iter(vals)
-    att["weights"] = [[[[next(it) for _ in range(C)] for _ in range(R)] for _ in range(H)] for _ in range(L)]
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "tools"))
+from explorer_weights import unpack  # noqa: E402  (the packed weights, read as tools/explorer_browser_test.py reads them)
 
 # 2 encoder and 2 decoder layers of 2 heads: the model view is 2 x 2 for every kind.
 TRANSFORMER = ["--model", "transformer", "--set", "d_model=8", "--set", "nhead=2", "--set", "dim_feedforward=16",
