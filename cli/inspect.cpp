@@ -2,6 +2,7 @@
 #include "commands.hpp"
 #include "documents.hpp"
 #include "language_model.hpp"
+#include "scenes.hpp"
 #include "speech.hpp"
 #include "explore_page.hpp"
 #include "output.hpp"
@@ -223,6 +224,10 @@ void add_eval_command(CLI::App& app) {
                          "--length-penalty)");
       return eval_language_model(run, o->predictions, o->overwrite, *dir);
     }
+    if (run.is_image_captioner()) {
+      if (o->alpha > 0) throw ValueError("eval: --length-penalty does not apply to show-attend-tell (give --beam only)");
+      return eval_scenes(run, o->beam, o->predictions, o->overwrite, *dir);
+    }
     if (run.is_speller()) {
       if (o->alpha > 0) throw ValueError("eval: --length-penalty does not apply to las (give --beam only)");
       return eval_speech(run, o->beam, o->predictions, o->overwrite, *dir);
@@ -321,6 +326,7 @@ void add_translate_command(CLI::App& app) {
                        "--voice out for the default)");
     Run run = load_run(o->dir);
     refuse_language_model(run, "translate", o->dir);
+    refuse_image_captioner(run, "translate", o->dir);
     if (cmd->count("--voice") && !run.is_speller())
       throw ValueError("translate: --voice is for a run of las (speech); " + o->dir + " holds " + run.model_name());
     if (run.is_speller()) {  // each text spoken by espeak-ng, then transcribed
@@ -488,6 +494,7 @@ void add_heatmap_command(CLI::App& app) {
     if (want_html) check_extension(html, {".html", ".htm"}, "an HTML page");
     Run run = load_run(o->dir);
     refuse_language_model(run, "heatmap", o->dir);
+    refuse_image_captioner(run, "heatmap", o->dir);
     o->choice.has_layer = cmd->count("--layer") > 0;
     o->choice.has_head = cmd->count("--head") > 0;
     const bool by_layer = o->choice.has_layer || o->choice.has_head || cmd->count("--attention") > 0;
@@ -598,6 +605,7 @@ void add_classify_command(CLI::App& app) {
   cmd->callback([o] {
     Run run = load_run(o->dir);
     refuse_language_model(run, "classify", o->dir);
+    refuse_image_captioner(run, "classify", o->dir);
     if (!run.is_classifier())
       throw ValueError("classify: " + o->dir + " holds a " + run.model_name() +
                        " model, not a document classifier; decode sentences with attn translate");

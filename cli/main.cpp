@@ -6,6 +6,7 @@
 // Either way the error is ONE line on standard error, starting "attn: error:".
 #include "commands.hpp"
 #include "language_model.hpp"
+#include "scenes.hpp"
 
 #include "../core/backend/memory.hpp"
 
@@ -108,6 +109,7 @@ int main(int argc, char** argv) {
   attn::cli::add_translate_command(app);
   attn::cli::add_heatmap_command(app);
   attn::cli::add_classify_command(app);
+  attn::cli::add_caption_command(app);
   attn::cli::add_generate_command(app);
   attn::cli::add_score_command(app);
   attn::cli::add_graph_command(app);

@@ -10,6 +10,7 @@ namespace attn::cli {
 bool trains_in_epochs(const std::string& model) {
   const models::TrainableModel* m = models::find_trainable_model(model);
   return m && (m->family == models::ModelFamily::Speech || m->family == models::ModelFamily::Documents ||
+               m->family == models::ModelFamily::Scenes ||
                m->family == models::ModelFamily::LanguageModel);
 }
 

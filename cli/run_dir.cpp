@@ -7,6 +7,7 @@
 #include "bpe.hpp"
 #include "documents.hpp"
 #include "multi_source.hpp"
+#include "scenes.hpp"
 #include "speech.hpp"
 #include "grid.hpp"
 #include "../io/json_file.hpp"
@@ -461,6 +462,14 @@ Run load_run_once(const std::string& dir) {
       throw ValueError(where + ": the grid captioner's sizes need more memory than this machine has");
     } catch (const Error& e) {
       throw ValueError(where + ": " + e.what());
+    }
+  } else if (run.model_name() == "show-attend-tell") {
+    if (run.tgt_vocab.to_json() != data::scene_vocab().to_json())
+      throw IOError(unit.name("vocab.json") + ": \"tgt\" is not the words of the shapes task (data::scene_vocab)");
+    try {
+      run.image_captioner = make_scene_model(run.config.at("model"), run.config.at("task"), where + ": model");
+    } catch (const std::bad_alloc&) {
+      throw ValueError(where + ": the model's sizes need more memory than this machine has");
     }
   } else if (run.model_name() == "las") {
     if (run.tgt_vocab.to_json() != data::speech_vocab().to_json())

@@ -26,6 +26,7 @@
 #include "../models/grid_captioner.hpp"
 #include "../models/las.hpp"
 #include "../models/registry.hpp"
+#include "../models/show_attend_tell.hpp"
 #include "../train/trainer.hpp"
 
 #include <nlohmann/json.hpp>
@@ -51,6 +52,7 @@ struct Run {
   const data::Bpe* codes() const { return has_bpe ? &bpe : nullptr; }
   std::unique_ptr<models::Seq2Seq> model;            // null for the grid captioner
   std::unique_ptr<models::GridCaptioner> captioner;  // only for the grid captioner
+  std::unique_ptr<models::ShowAttendTell> image_captioner;  // only for show-attend-tell (cli/scenes.hpp)
   std::unique_ptr<models::DocumentClassifier> classifier;  // only for a document classifier (cli/documents.hpp)
   std::vector<std::string> classes;                        // its class names (config.json's task.classes)
   bool is_grid() const { return captioner != nullptr; }
@@ -59,8 +61,10 @@ struct Run {
   bool is_classifier() const { return classifier != nullptr; }
   bool is_speller() const { return speller != nullptr; }
   bool is_language_model() const { return language_model != nullptr; }
+  bool is_image_captioner() const { return image_captioner != nullptr; }
   nn::Module& module() {
     if (captioner) return *captioner;
+    if (image_captioner) return *image_captioner;
     if (classifier) return *classifier;
     if (speller) return *speller;
     if (language_model) return language_model->module();

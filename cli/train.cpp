@@ -7,6 +7,7 @@
 #include "documents.hpp"
 #include "multi_source.hpp"
 #include "run_config.hpp"
+#include "scenes.hpp"
 #include "speech.hpp"
 #include "../data/lexicon.hpp"
 #include "../models/extended_source.hpp"
@@ -567,7 +568,8 @@ void add_train_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("train", "Train a chapter's model on a task; checkpoints go to --out");
   cmd->add_option("--model", o->model, model_help())->capture_default_str();
   cmd->add_option("--task", o->task,
-                  task_list_help() + " (speech: spoken digits, made with espeak-ng; FILE.tsv: source<TAB>target lines, "
+                  task_list_help() + " (shapes: pictures of coloured shapes with captions, drawn from --seed; speech: "
+                  "spoken digits, made with espeak-ng; FILE.tsv: source<TAB>target lines, "
                   "or 'english ||| german<TAB>french' for multi-source; FILE.jsonl: labelled documents, "
                   "data/documents.hpp, e.g. the pinned manpages.jsonl; FILE.txt: UTF-8 text for a language model, a "
                   "line a sentence)")
@@ -595,7 +597,7 @@ void add_train_command(CLI::App& app) {
             "32 characters)")
       ->default_str("");
   add_count(cmd, "--n-train", o->n_train, 1, kMaxExamples,
-            "training examples to generate (not for FILE.tsv or FILE.jsonl; speech: utterances to speak, at most "
+            "training examples to generate (not for FILE.tsv or FILE.jsonl; shapes: pictures to draw, default 5000; speech: utterances to speak, at most "
             "100,000 and no more than half of this machine's memory holds, about 50 kB each; default: the task's own)")
       ->default_str("");
   cmd->add_flag("--skip-malformed", o->skip_malformed, "FILE.tsv: skip malformed lines instead of stopping at the first");
@@ -617,9 +619,9 @@ void add_train_command(CLI::App& app) {
             "FILE.tsv: learn N joint byte-pair merges from the training split and train on subwords "
             "(--max-length, --min-freq and --max-vocab then count subwords; kept by --resume)");
   add_count(cmd, "--epochs", o->epochs, 1, kMaxSteps,
-            "FILE.jsonl, speech and FILE.txt: passes over the training set (default 12, FILE.txt 10; FILE.jsonl keeps "
-            "the epoch with the best validation accuracy, FILE.txt the lowest validation perplexity; with --resume: "
-            "the new total)")
+            "FILE.jsonl, shapes, speech and FILE.txt: passes over the training set (default 12, FILE.txt and shapes 10; "
+            "FILE.jsonl keeps the epoch with the best validation accuracy, shapes the best validation BLEU, FILE.txt the "
+            "lowest validation perplexity; with --resume: the new total)")
       ->default_str("");
   add_count(cmd, "--max-sentences", o->max_sentences, 0, 100000,
             "FILE.jsonl: read the first N sentences of each document (0: all; default 20)");
@@ -659,6 +661,7 @@ void add_train_command(CLI::App& app) {
       start.new_total = total;
       if (entry && entry->family == models::ModelFamily::Documents) return train_documents_run({}, o->resume, start);
       if (entry && entry->family == models::ModelFamily::Speech) return train_speech_run({}, o->resume, start);
+      if (entry && entry->family == models::ModelFamily::Scenes) return train_scenes_run({}, o->resume, start);
       if (entry && entry->family == models::ModelFamily::Grid) return train_grid_run({}, o->resume, start);
       if (entry && entry->family == models::ModelFamily::LanguageModel)
         return train_language_model_run({}, o->resume, start);
@@ -759,11 +762,32 @@ void add_train_command(CLI::App& app) {
       // The chapter's settings unless given: Adam 1e-3, 32 utterances a batch, clipping at 1.
       return train_speech_run(epoch_config(model, task, 1e-3, 1.0), o->out, start);
     }
+    if (o->model == "show-attend-tell" || o->task == "shapes") {  // Show, Attend and Tell on pictures (cli/scenes.hpp)
+      if (o->model != "show-attend-tell" || o->task != "shapes")
+        throw ValueError(o->model == "show-attend-tell"
+                             ? "--model show-attend-tell captions pictures: train it with --task shapes"
+                             : "--task shapes goes with --model show-attend-tell (Show, Attend and Tell)");
+      for (const char* flag : {"--steps", "--warmup", "--label-smoothing", "--eval-every", "--checkpoint-every",
+                               "--min-length", "--max-length", "--skip-malformed", "--lowercase", "--no-lowercase",
+                               "--split-punctuation", "--no-split-punctuation", "--char-level", "--valid-fraction",
+                               "--test-file", "--min-freq", "--max-vocab", "--bpe", "--max-sentences", "--max-words"})
+        if (cmd->count(flag))
+          throw ValueError(std::string("train: ") + flag + " does not apply to --model show-attend-tell (it trains in "
+                           "--epochs on rendered scenes)");
+      nlohmann::json model = default_scene_model_config();
+      for (const auto& setting : o->settings) apply_setting(model, setting);
+      nlohmann::json task = default_scene_task_config();
+      if (cmd->count("--n-train")) task["n_train"] = o->n_train;
+      // Unless given: Adam 1e-3, 32 pictures a batch, clipping at 5 (as chapter 4's captioner); 10 epochs.
+      nlohmann::json config = epoch_config(model, task, 1e-3, 5.0);
+      if (!cmd->count("--epochs")) config["train"]["epochs"] = 10;
+      return train_scenes_run(config, o->out, start);
+    }
     for (const char* flag : {"--epochs", "--max-sentences", "--max-words"})
       if (cmd->count(flag))
         throw ValueError(std::string("train: ") + flag + " is for the models that train in epochs: a document "
-                         "classifier on a FILE.jsonl (--max-sentences, --max-words too), las on speech and a language "
-                         "model on a FILE.txt");
+                         "classifier on a FILE.jsonl (--max-sentences, --max-words too), show-attend-tell on shapes, las "
+                         "on speech and a language model on a FILE.txt");
     if ((o->model == "grid") != (o->task == "grid"))
       throw ValueError(o->model == "grid" ? "--model grid (the captioner of chapter 4) trains on --task grid only"
                                           : "task 'grid' goes with --model grid (the captioner of chapter 4), not "

@@ -42,6 +42,56 @@ std::vector<Hypothesis> greedy_caption(GridCaptioner& model, const Tensor& featu
   return out;
 }
 
+namespace {
+
+// The captioner as decode.hpp's IncrementalDecoder, so that beam_search runs over it:
+// step() reads the last word of the prefix, y_{t-1}.
+class CaptionSteps : public IncrementalDecoder {
+ public:
+  explicit CaptionSteps(GridCaptioner& model) : IncrementalDecoder("GridCaptioner"), model_(model) {
+    register_module("captioner", model);
+    train(model.is_training());  // so that EvalScope, which restores this module's mode, restores the captioner's
+  }
+  Tensor step(DecoderState& state, const Index& prefix) override {
+    const Index last = xt::view(prefix, xt::all(), prefix.shape()[1] - 1);  // y_{t-1}: [B]
+    return model_.step(state, last);                                        // [B, V]
+  }
+  std::string main_attention() const override { return "attention"; }
+
+ private:
+  GridCaptioner& model_;
+};
+
+}  // namespace
+
+std::vector<std::vector<Hypothesis>> beam_caption_n_best(GridCaptioner& model, const Tensor& features,
+                                                         const DecodeOptions& options) {
+  if (options.beam_size < 1) throw ValueError("beam_caption: beam_size must be at least 1, got 0");
+  if (options.max_len < 1) throw ValueError("beam_caption: max_len must be at least 1, got 0");
+  CaptionSteps steps(model);
+  no_grad guard;
+  detail::EvalScope eval(steps);
+  return beam_search_n_best(steps, model.start(features), options);  // start() checks the features
+}
+
+std::vector<Hypothesis> beam_caption(GridCaptioner& model, const Tensor& features, const DecodeOptions& options) {
+  std::vector<Hypothesis> best;
+  for (auto& hypotheses : beam_caption_n_best(model, features, options)) best.push_back(std::move(hypotheses.front()));
+  return best;
+}
+
+std::vector<Hypothesis> greedy_caption(ShowAttendTell& model, const Tensor& images, const DecodeOptions& options) {
+  no_grad guard;
+  detail::EvalScope eval(model);  // before encode(): batch norm reads its running statistics
+  return greedy_caption(model.captioner, model.encode(images), options);
+}
+
+std::vector<Hypothesis> beam_caption(ShowAttendTell& model, const Tensor& images, const DecodeOptions& options) {
+  no_grad guard;
+  detail::EvalScope eval(model);
+  return beam_caption(model.captioner, model.encode(images), options);
+}
+
 Tensor attention_grid(const Hypothesis& hypothesis, std::size_t rows, const std::string& name) {
   Tensor weights = attention_matrix(hypothesis, name);  // [T, N]
   const std::size_t N = weights.size(1);

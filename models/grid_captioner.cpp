@@ -3,7 +3,10 @@
 #include "../core/ops.hpp"
 #include "../data/vocab.hpp"
 
+#include <xtensor/xview.hpp>
+
 #include <string>
+#include <vector>
 
 namespace attn::models {
 
@@ -63,6 +66,10 @@ GridCaptioner::GridCaptioner(const GridCaptionerConfig& cfg)
   register_module("out_state", out_state);
   register_module("out_context", out_context);
   register_module("out", out);
+  if (cfg.gate) {  // built last, so that the other weights are those of the same model without the gate
+    f_beta = std::make_unique<nn::Linear>(cfg.decoder_dim, 1);
+    register_module("f_beta", *f_beta);
+  }
 }
 
 std::string GridCaptioner::extra_repr() const {
@@ -70,7 +77,7 @@ std::string GridCaptioner::extra_repr() const {
          ", encoder_dim=" + std::to_string(config.encoder_dim) + ", embed_dim=" + std::to_string(config.embed_dim) +
          ", decoder_dim=" + std::to_string(config.decoder_dim) +
          ", attention_dim=" + std::to_string(config.attention_dim) +
-         ", attention=" + attention_name(config.attention);
+         ", attention=" + attention_name(config.attention) + (config.gate ? ", gate=true" : "");
 }
 
 Tensor GridCaptioner::encode(const Tensor& features) const {
@@ -94,7 +101,7 @@ DecoderState GridCaptioner::start(const Tensor& features) {
   return state;
 }
 
-GridCaptioner::Step GridCaptioner::decode(DecoderState& state, const Tensor& y_prev) {
+GridCaptioner::Step GridCaptioner::decode(DecoderState& state, const Tensor& y_prev, const Index* replayed) {
   const Tensor& memory = state.tensors.at("memory");                                 // [B, N, H]
   const Tensor& h = state.tensors.at("h");                                           // s_{t-1}: [B, Hd]
   Tensor scores = select(attention.forward_precomputed(unsqueeze(h, 1), state.tensors.at("keys")), 1, 0);  // e_tj: [B, N]
@@ -104,14 +111,20 @@ GridCaptioner::Step GridCaptioner::decode(DecoderState& state, const Tensor& y_p
   step.entropy = -sum(step.weights * log_weights, {-1});                             // H(a_t): [B]
   Tensor chosen = step.weights;                                                      // soft: all cells, weighted
   const bool training = is_training();
-  const bool hard = (config.attention == GridAttention::Hard && !(training && soft_rows_ == SoftRows::All)) ||
-                    (config.attention == GridAttention::HardAtInference && !training);
+  const bool hard =
+      replayed ? soft_rows_ != SoftRows::All
+               : (config.attention == GridAttention::Hard && !(training && soft_rows_ == SoftRows::All)) ||
+                     (config.attention == GridAttention::HardAtInference && !training);
   if (hard) {
-    const bool sample = training;  // REINFORCE needs samples; inference takes the peak
-    Index cells = sample ? sample_cells(step.weights) : argmax(step.weights, -1);   // k: [B]
+    // REINFORCE scores the choices (samples in training, or a replayed path) by their log-probabilities;
+    // inference takes the peak.
+    const bool scored = training || replayed;
+    Index cells = replayed ? Index(xt::maximum(*replayed, std::int64_t{0}))  // a soft row's -1: any cell, masked below
+                           : training ? sample_cells(step.weights) : argmax(step.weights, -1);  // k: [B]
     chosen = one_hot(cells, memory.size(1), memory.dtype());                        // [B, N], 1 at k
-    if (sample) step.choice_log_prob = sum(chosen * log_weights, {-1});              // log a_tk: [B]
-    if (sample && soft_rows_ == SoftRows::Some) {
+    step.cells = replayed ? *replayed : cells;
+    if (scored) step.choice_log_prob = sum(chosen * log_weights, {-1});              // log a_tk: [B]
+    if (scored && soft_rows_ == SoftRows::Some) {
       // The images drawn soft for this pass read the expected context and made no choice: their
       // c_t is made from a_t itself, and their log-probability of a choice is 0 (no REINFORCE term).
       chosen = soft_mask_ * step.weights + (1.0 - soft_mask_) * chosen;              // [B, N]
@@ -120,6 +133,11 @@ GridCaptioner::Step GridCaptioner::decode(DecoderState& state, const Tensor& y_p
   }
   step.used = chosen.detach();
   Tensor context = select(matmul(unsqueeze(chosen, 1), memory), 1, 0);  // c_t: [B, 1, N] x [B, N, H] -> [B, H]
+  if (f_beta) {
+    step.gate = sigmoid((*f_beta)(h));  // beta_t = sigmoid(f_beta(s_{t-1})): [B, 1]
+    context = step.gate * context;      // c_t <- beta_t c_t: [B, H]
+    state.attention["gate"] = step.gate.detach();
+  }
   nn::LSTMState s = decoder(concat({y_prev, context}, 1), {h, state.tensors.at("c")});
   state.tensors["h"] = s.h;                                                          // s_t: [B, Hd]
   state.tensors["c"] = s.c;
@@ -131,11 +149,41 @@ GridCaptioner::Step GridCaptioner::decode(DecoderState& state, const Tensor& y_p
 }
 
 CaptionerOutput GridCaptioner::forward_all(const Tensor& features, const Index& tgt_in) {
+  return teacher_forced(features, tgt_in, nullptr);
+}
+
+CaptionerOutput GridCaptioner::forward_all(const Tensor& features, const Index& tgt_in, const Index& cells) {
+  if (config.attention != GridAttention::Hard)
+    throw ValueError(std::string("GridCaptioner: replaying cells needs hard attention, this model's is ") +
+                     attention_name(config.attention));
+  return teacher_forced(features, tgt_in, &cells);
+}
+
+CaptionerOutput GridCaptioner::teacher_forced(const Tensor& features, const Index& tgt_in, const Index* cells) {
   DecoderState state = start(features);
-  const std::size_t B = features.size(0);
+  const std::size_t B = features.size(0), N = features.size(1);
   if (tgt_in.dimension() != 2 || tgt_in.shape()[0] != B || tgt_in.shape()[1] == 0)
     throw ShapeError("GridCaptioner: expected tgt_in [" + std::to_string(B) + ", T] (B from the features, T > 0), got " +
                      shape_str(Shape(tgt_in.shape().begin(), tgt_in.shape().end())));
+  const std::size_t T = tgt_in.shape()[1];
+  std::vector<bool> soft_row(B, false);  // replayed: the rows of -1 (read soft)
+  if (cells) {
+    if (cells->dimension() != 2 || cells->shape()[0] != B || cells->shape()[1] != T)
+      throw ShapeError("GridCaptioner: expected cells [" + std::to_string(B) + ", " + std::to_string(T) +
+                       "] (as tgt_in), got " + shape_str(Shape(cells->shape().begin(), cells->shape().end())));
+    for (std::size_t b = 0; b < B; ++b) {
+      soft_row[b] = (*cells)(b, 0) == -1;
+      for (std::size_t t = 0; t < T; ++t) {
+        const std::int64_t k = (*cells)(b, t);
+        if (k < -1 || k >= static_cast<std::int64_t>(N))
+          throw ValueError("GridCaptioner: cells(" + std::to_string(b) + ", " + std::to_string(t) + ") = " +
+                           std::to_string(k) + " is not a cell of the " + std::to_string(N) + " (nor -1, read soft)");
+        if ((k == -1) != soft_row[b])
+          throw ValueError("GridCaptioner: row " + std::to_string(b) + " of cells mixes -1 (read soft) and cells; "
+                           "an image reads soft for its whole caption or not at all");
+      }
+    }
+  }
   struct Reset {  // the draw holds for this pass only, also when a step throws
     SoftRows& rows;
     Tensor& mask;
@@ -144,13 +192,14 @@ CaptionerOutput GridCaptioner::forward_all(const Tensor& features, const Index& 
       mask = Tensor();
     }
   } reset{soft_rows_, soft_mask_};
-  if (config.attention == GridAttention::Hard && is_training() && config.soft_probability > 0) {
+  if (cells || (config.attention == GridAttention::Hard && is_training() && config.soft_probability > 0)) {
     // Per image, as Xu et al. (sec. 4.1) do "with probability 0.5 for a given image": each row of the
     // batch draws once whether its whole caption reads the expected context instead of sampled cells.
+    // A replay reads it from the rows of -1 instead.
     xt::xarray<double> soft = xt::zeros<double>({B, std::size_t{1}});
     std::size_t count = 0;
     for (std::size_t b = 0; b < B; ++b)
-      if (default_generator().uniform() < config.soft_probability) {
+      if (cells ? soft_row[b] : default_generator().uniform() < config.soft_probability) {
         soft(b, 0) = 1.0;
         ++count;
       }
@@ -158,20 +207,26 @@ CaptionerOutput GridCaptioner::forward_all(const Tensor& features, const Index& 
     soft_mask_ = tensor(soft, false, state.tensors.at("memory").dtype());  // [B, 1]
   }
   Tensor y = embed(tgt_in);  // y_{t-1} for every t: [B, T, E]
-  std::vector<Tensor> logits, weights, used, log_probs, entropy;
-  for (std::size_t t = 0; t < tgt_in.shape()[1]; ++t) {
-    Step s = decode(state, select(y, 1, static_cast<long>(t)));
+  std::vector<Tensor> logits, weights, used, log_probs, entropy, gates;
+  Index chosen_cells = Index::from_shape({B, T});  // [B, T]
+  for (std::size_t t = 0; t < T; ++t) {
+    Index column;
+    if (cells) column = xt::view(*cells, xt::all(), t);  // [B]
+    Step s = decode(state, select(y, 1, static_cast<long>(t)), cells ? &column : nullptr);
     logits.push_back(s.output);
     weights.push_back(s.weights);
     used.push_back(s.used);
     entropy.push_back(s.entropy);
+    if (s.gate.defined()) gates.push_back(s.gate);
     if (s.choice_log_prob.defined()) log_probs.push_back(s.choice_log_prob);
+    if (s.cells.dimension() == 1) xt::view(chosen_cells, xt::all(), t) = s.cells;
   }
   CaptionerOutput result;
   result.logits = stack(logits, 1);    // [B, T, V]
   result.weights = stack(weights, 1);  // [B, T, N]
   result.used = stack(used, 1);        // [B, T, N]
   result.entropy = stack(entropy, 1);  // [B, T]
+  if (!gates.empty()) result.gate = select(stack(gates, 1), 2, 0);  // [B, T, 1] -> [B, T]
   if (!log_probs.empty()) {
     result.choice_log_prob = stack(log_probs, 1);  // [B, T]
     result.sampled = xt::ones<bool>({B});
@@ -179,6 +234,9 @@ CaptionerOutput GridCaptioner::forward_all(const Tensor& features, const Index& 
       const xt::xarray<double> soft = soft_mask_.to_array();  // [B, 1]
       for (std::size_t b = 0; b < B; ++b) result.sampled(b) = soft(b, 0) == 0.0;
     }
+    for (std::size_t b = 0; b < B; ++b)  // the sampled cell of a soft row was never read: -1, as a replay takes it
+      if (!result.sampled(b)) xt::view(chosen_cells, b) = std::int64_t{-1};
+    result.cells = chosen_cells;
   }
   last_attention_ = result.used;
   return result;

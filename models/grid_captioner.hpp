@@ -12,22 +12,36 @@
 //   context   soft: c_t = sum_j a_tj h_j                   (a weighted sum, deterministic)
 //             hard: c_t = h_k for ONE cell k               (training: k ~ a_t, a sample;
 //                                                           inference: k = argmax_j a_tj)
+//   gate      (config.gate) beta_t = sigmoid(f_beta(s_{t-1})), c_t <- beta_t c_t   (a scalar per image and step)
 //   decoder   s_t = LSTMCell([y_{t-1}; c_t], (s_{t-1}, m_{t-1}))
 //   output    p(y_t) = softmax(L_o tanh(y_{t-1} + L_s s_t + L_c c_t))    (the paper's "deep output")
 //
 //   GridCaptionerConfig cfg;
 //   cfg.vocab = vocab.size();
 //   cfg.feature_dim = 32;
+//   cfg.gate = true;                                   // Xu et al.'s beta_t (off by default)
 //   GridCaptioner model(cfg);
 //   Tensor logits = model.forward(features, tgt_in);   // [B, 9, D], [B, T] -> [B, T, V]
 //   model.last_attention();                            // [B, T, 9]: reshape a row to [3, 3]
+//
+//   cfg.attention = GridAttention::Hard;
+//   GridCaptioner hard(cfg);                           // in training mode, forward_all samples a cell a step
+//   CaptionerOutput out = hard.forward_all(features, tgt_in);   // out.cells [B, T]: the cells it read
+//   hard.forward_all(features, tgt_in, out.cells);             // the same pass again, replayed
 //
 // Hard attention has no gradient through the choice of k: the attention MLP is
 // trained by the score-function (REINFORCE) estimator of train/grid_loss.hpp,
 // which needs the log-probability of every choice made: forward_all() returns it.
 // GridAttention::HardAtInference skips all that (soft in training, argmax at
 // inference): cheap, but the decoder then reads contexts it never saw in training.
-// Left out from the paper: the gate beta_t = sigmoid(f(s_{t-1})) that scales c_t.
+// forward_all(features, tgt_in, cells) replays given choices instead of sampling
+// them (out.cells of an earlier pass reproduces that pass exactly): a path's
+// log-probability and gradients, for a reference to compare against.
+//
+// The gate (Xu et al. sec. 4.2.1) lets the decoder turn the image down when a word
+// needs little of it; the paper found that it made the attention weights put more
+// emphasis on the objects. It is off by default: chapter 4 runs without it.
+// Left out from the paper: dropout.
 #pragma once
 
 #include "../nn/attention/score.hpp"
@@ -61,6 +75,9 @@ struct GridCaptionerConfig {
   // both. The paper does this "with probability 0.5 for a given image" to reduce
   // the variance of learning. A soft row makes no choice: its choice_log_prob is 0.
   double soft_probability = 0.0;
+  // Xu et al.'s gate (sec. 4.2.1): c_t <- beta_t c_t with beta_t = sigmoid(f_beta(s_{t-1})),
+  // f_beta a Linear(decoder_dim -> 1), for soft and hard attention alike.
+  bool gate = false;
 };
 
 // Everything a forward pass computed, for the losses of train/grid_loss.hpp.
@@ -68,9 +85,11 @@ struct CaptionerOutput {
   Tensor logits;       // [B, T, V]
   Tensor weights;      // a_tj [B, T, N]: the attention distribution (differentiable)
   Tensor used;         // [B, T, N]: the weights that made c_t (a_tj, or one-hot for hard), detached
-  Tensor choice_log_prob;  // log a_{t,k} of each sampled cell k [B, T] (0 at images read soft); undefined unless hard and training
+  Tensor choice_log_prob;  // log a_{t,k} of each sampled cell k [B, T] (0 at images read soft); undefined unless hard and training, or replayed
   xt::xarray<bool> sampled;  // [B]: the images whose cells were sampled (not read soft); set with choice_log_prob
   Tensor entropy;      // H(a_t) = -sum_j a_tj log a_tj [B, T] (differentiable)
+  Tensor gate;         // beta_t [B, T] (differentiable); undefined unless config.gate
+  Index cells;         // the cell k of every step [B, T], -1 at images read soft; set (2-d) with choice_log_prob
 };
 
 class GridCaptioner : public nn::Module {
@@ -81,12 +100,18 @@ class GridCaptioner : public nn::Module {
   // features [B, N, D] (N cells of D features), tgt_in [B, T] = <bos> + caption (teacher forcing).
   Tensor forward(const Tensor& features, const Index& tgt_in);  // logits [B, T, V]
   CaptionerOutput forward_all(const Tensor& features, const Index& tgt_in);
+  // Hard attention reading the given cells [B, T] instead of drawing them, in either mode:
+  // cells(b, t) = k makes c_t = h_k; a row of -1 is an image read soft for its whole
+  // caption (the mixture's). choice_log_prob, sampled and cells are set as when sampling,
+  // and nothing is drawn from the generator. Needs GridAttention::Hard.
+  CaptionerOutput forward_all(const Tensor& features, const Index& tgt_in, const Index& cells);
 
   // Decoding one word at a time. start() fills state.tensors: "memory" h_j [B, N, H],
   // "keys" W_2 h_j [B, N, A], decoder state "h", "c" [B, decoder_dim]. step() takes
   // the previous words y_prev [B] and returns logits [B, V]; it sets
   // state.attention["attention"] [B, N] (the weights that made c_t) and
-  // state.attention["alpha"] [B, N] (the distribution a_t, the same when soft).
+  // state.attention["alpha"] [B, N] (the distribution a_t, the same when soft), and
+  // with config.gate state.attention["gate"] [B, 1] (beta_t).
   DecoderState start(const Tensor& features);
   Tensor step(DecoderState& state, const Index& y_prev);
 
@@ -101,6 +126,7 @@ class GridCaptioner : public nn::Module {
   nn::AdditiveScore attention;     // e_tj = v^T tanh(W_1 s_{t-1} + W_2 h_j)
   nn::LSTMCell decoder;            // [y_{t-1}; c_t] -> s_t
   nn::Linear out_state, out_context, out;  // the deep output: L_s, L_c, L_o
+  std::unique_ptr<nn::Linear> f_beta;   // s_{t-1} -> the gate's logit [B, 1]; null unless config.gate
 
  private:
   struct Step {  // what one decoder step makes besides the new state
@@ -109,8 +135,12 @@ class GridCaptioner : public nn::Module {
     Tensor used;         // [B, N]
     Tensor choice_log_prob;  // [B] or undefined
     Tensor entropy;      // [B]
+    Tensor gate;         // beta_t [B, 1] or undefined
+    Index cells;         // k [B] when hard (-1 at replayed soft rows), else 0-d (unset)
   };
-  Step decode(DecoderState& state, const Tensor& y_prev);  // y_prev: embedded [B, E]
+  // y_prev: embedded [B, E]; replayed: the cells of this step [B] (forward_all's `cells`), or null.
+  Step decode(DecoderState& state, const Tensor& y_prev, const Index* replayed = nullptr);
+  CaptionerOutput teacher_forced(const Tensor& features, const Index& tgt_in, const Index* cells);
   Tensor encode(const Tensor& features) const;             // checks, then h_j [B, N, H]
   Tensor last_attention_;
   // Hard attention in training with soft_probability > 0: which images of this forward pass read the

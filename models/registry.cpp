@@ -274,6 +274,7 @@ const std::vector<TrainableModel>& trainable_models() {
     for (const std::string& name : model_names()) m.push_back({name, ModelFamily::Sequence, sequence_tasks});
     m.push_back({"multi-source", ModelFamily::MultiSource, {"FILE.tsv"}});  // 'english ||| german<TAB>french' lines
     m.push_back({"grid", ModelFamily::Grid, {"grid"}});
+    m.push_back({"show-attend-tell", ModelFamily::Scenes, {"shapes"}});
     m.push_back({"las", ModelFamily::Speech, {"speech"}});
     for (const char* name : {"han", "flat-attention", "bag-of-words"})
       m.push_back({name, ModelFamily::Documents, {"FILE.jsonl"}});

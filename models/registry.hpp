@@ -35,6 +35,7 @@ enum class ModelFamily {
   Sequence,     // a Seq2Seq of make_model, in steps (train/trainer.hpp)
   MultiSource,  // chapter 17's two-source translation, in steps (a Seq2Seq the command line builds)
   Grid,         // chapter 4's captioner of feature grids, in steps (train/grid_train.hpp)
+  Scenes,       // Show, Attend and Tell on rendered pictures, in epochs (train/scene_training.hpp)
   Speech,       // chapter 16's Listen, Attend and Spell, in epochs (train/speech_training.hpp)
   Documents,    // chapter 18's document classifiers, in epochs (train/document_training.hpp)
   LanguageModel,  // chapters 15 and 20's language models of a text, in epochs (train/lm_training.hpp)
@@ -50,8 +51,8 @@ struct TrainableModel {
 const std::vector<TrainableModel>& trainable_models();
 // The entry of `name`, or nullptr.
 const TrainableModel* find_trainable_model(const std::string& name);
-// Every task `attn train --task` accepts, in order: copy, reverse, sort, dates, grid, speech, FILE.tsv, FILE.jsonl,
-// FILE.txt.
+// Every task `attn train --task` accepts, in order: copy, reverse, sort, dates, grid, shapes, speech, FILE.tsv,
+// FILE.jsonl, FILE.txt.
 const std::vector<std::string>& task_names();
 // The name a task goes by in task_names(): "FILE.tsv" for any path ending in .tsv, "FILE.jsonl" for .jsonl,
 // "FILE.txt" for .txt, else the task itself.

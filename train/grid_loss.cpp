@@ -4,6 +4,7 @@
 #include "../nn/loss.hpp"
 #include "../data/vocab.hpp"
 
+#include <cmath>
 #include <string>
 
 namespace attn::models {
@@ -62,6 +63,20 @@ CaptionLoss caption_loss(const CaptionerOutput& out, const Index& tgt_out, const
   }
   result.loss = total / tokens;
   return result;
+}
+
+Tensor baseline_state(const ReinforceBaseline& baseline) {
+  return Tensor(xt::xarray<double>({baseline.value, baseline.started ? 1.0 : 0.0}));
+}
+
+ReinforceBaseline read_baseline_state(const Tensor& state, const std::string& who) {
+  const xt::xarray<double> b = state.to_array();
+  if (b.size() != 2 || !std::isfinite(b(0)) || (b(1) != 0 && b(1) != 1))
+    throw IOError(who + ": the saved REINFORCE baseline must be a finite value and a 0 or 1");
+  ReinforceBaseline baseline;
+  baseline.value = b(0);
+  baseline.started = b(1) == 1;
+  return baseline;
 }
 
 }  // namespace attn::models

@@ -60,4 +60,9 @@ struct CaptionLoss {
 CaptionLoss caption_loss(const CaptionerOutput& out, const Index& tgt_out, const CaptionLossOptions& options,
                          ReinforceBaseline& baseline);
 
+// The baseline as a resumed run stores it (EpochFamily::save_state): [value, started as 0 or 1].
+Tensor baseline_state(const ReinforceBaseline& baseline);
+// Back from that tensor; IOError naming `who` unless the value is finite and started 0 or 1.
+ReinforceBaseline read_baseline_state(const Tensor& state, const std::string& who);
+
 }  // namespace attn::models

@@ -31,16 +31,10 @@ EpochFamily grid_family(GridCaptioner& model, const std::vector<data::GridExampl
     return EpochStep{l.loss, l.nll, token_accuracy(out.logits, batch.tgt_out), 1.0};
   };
   f.save_state = [state] {
-    return std::vector<std::pair<std::string, Tensor>>{
-        {"baseline", Tensor(xt::xarray<double>({state->baseline.value, state->baseline.started ? 1.0 : 0.0}))}};
+    return std::vector<std::pair<std::string, Tensor>>{{"baseline", baseline_state(state->baseline)}};
   };
   f.load_state = [state](const std::map<std::string, Tensor>& s) {
-    const xt::xarray<double> b = s.at("baseline").to_array();
-    if (!std::isfinite(b(0)) || (b(1) != 0 && b(1) != 1))
-      throw IOError("grid_family: the saved REINFORCE baseline must be a finite value and a 0 or 1, got [" +
-                    std::to_string(b(0)) + ", " + std::to_string(b(1)) + "]");
-    state->baseline.value = b(0);
-    state->baseline.started = b(1) == 1;
+    state->baseline = read_baseline_state(s.at("baseline"), "grid_family");
   };
   return f;
 }

@@ -28,8 +28,8 @@ from common import TINY, attn, read_part, write_part
 SVG = "{http://www.w3.org/2000/svg}"
 # Every model attn train trains and every task it accepts, as the course names them.
 ALL_MODELS = ["seq2seq", "bahdanau", "luong", "luong-local", "transformer", "monotonic", "conv", "conv-copy", "copynet",
-              "multi-source", "grid", "las", "han", "flat-attention", "bag-of-words", "pointer-sentinel", "transformer-lm"]
-ALL_TASKS = ["copy", "reverse", "sort", "dates", "grid", "speech", "FILE.tsv", "FILE.jsonl", "FILE.txt"]
+              "multi-source", "grid", "show-attend-tell", "las", "han", "flat-attention", "bag-of-words", "pointer-sentinel", "transformer-lm"]
+ALL_TASKS = ["copy", "reverse", "sort", "dates", "grid", "shapes", "speech", "FILE.tsv", "FILE.jsonl", "FILE.txt"]
 
 
 def npy_matrix(data):
