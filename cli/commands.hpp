@@ -109,6 +109,16 @@ struct EpochRunView {
   std::function<std::string()> kept;  // what eval reads, for the Ctrl-C message (empty: nothing to add)
 };
 
+// The plot of a run in epochs: each of `series` (a name and one value per epoch done) against the epochs done,
+// from zero, with markers, written to `path` as a file the run owns.
+void write_epoch_plot(const std::string& path, const models::EpochTrainer& trainer, const std::string& title,
+                      const std::string& y_label, const std::vector<std::pair<std::string, std::vector<double>>>& series);
+
+// For a run that keeps its best validated epoch: view.validation says "validation " + score(value) + `how` and
+// "(best so far)" on the best; view.kept says which epoch `readers` ("eval and caption") read, with its score.
+void keep_best_view(EpochRunView& view, const models::EpochTrainer& trainer, const std::string& readers,
+                    const std::function<std::string(double)>& score, const std::string& how = "");
+
 // Trains a family's epochs (train_epochs_in_run) with a progress bar over its steps and a line after each
 // epoch: its loss, view.validation, the time so far and left (each epoch to come taking the mean epoch so
 // far, its validation included). `examples` and `batch_size` count the steps of an epoch. When training

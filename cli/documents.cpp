@@ -11,7 +11,6 @@
 #include "../train/document_training.hpp"
 #include "../models/han.hpp"
 #include "../models/registry.hpp"
-#include "../viz/line_plot.hpp"
 
 #include <xtensor/xview.hpp>
 
@@ -298,37 +297,19 @@ void train_documents_run(json config, const std::string& out, const RunStart& st
   std::fflush(stdout);
   const std::size_t first_epoch = trainer.epochs_done();
   const auto write_plots = [&] {
-    std::vector<double> epoch_axis;
-    for (std::size_t e = 1; e <= trainer.epochs_done(); ++e) epoch_axis.push_back(double(e));
-    viz::LinePlotOptions loss_plot;
-    loss_plot.title = "training loss per epoch";
-    loss_plot.x_label = "epoch";
-    loss_plot.y_label = "cross-entropy";
-    loss_plot.y_from_zero = true;
-    loss_plot.markers = true;
-    write_own_file(out + "/loss.svg", viz::line_plot_svg({{"train", epoch_axis, trainer.epoch_losses()}}, loss_plot));
-    viz::LinePlotOptions valid_plot = loss_plot;
-    valid_plot.title = "validation accuracy per epoch";
-    valid_plot.y_label = "accuracy";
-    write_own_file(out + "/validation.svg",
-                   viz::line_plot_svg({{"validation", epoch_axis, trainer.epoch_validation()}}, valid_plot));
-  };
-  const auto kept = [&] {
-    if (!trainer.has_best()) return std::string("no epoch is validated yet: its model.npz holds the weights at that step");
-    char accuracy[32];
-    std::snprintf(accuracy, sizeof accuracy, "%.1f%%", 100 * trainer.best_score());
-    return "eval, classify and heatmap read the weights of epoch " + std::to_string(trainer.best_epoch()) +
-           ", the best on validation (" + accuracy + ") so far";
+    write_epoch_plot(out + "/loss.svg", trainer, "training loss per epoch", "cross-entropy",
+                     {{"train", trainer.epoch_losses()}});
+    write_epoch_plot(out + "/validation.svg", trainer, "validation accuracy per epoch", "accuracy",
+                     {{"validation", trainer.epoch_validation()}});
   };
   EpochRunView view;
-  view.validation = [](const models::EpochReport& r) {
-    char text[64];
-    std::snprintf(text, sizeof text, "validation accuracy %.1f%%%s", 100 * r.validation, r.best ? " (best so far)" : "");
+  keep_best_view(view, trainer, "eval, classify and heatmap", [](double accuracy) {
+    char text[32];
+    std::snprintf(text, sizeof text, "accuracy %.1f%%", 100 * accuracy);
     return std::string(text);
-  };
+  });
   view.step_accuracy = true;
   view.write_plots = write_plots;
-  view.kept = kept;
   const double seconds = run_epochs(trainer, out, run_config, task.vocab, data::Vocab(), task.train.size(), s.batch_size,
                                     catcher, view);
   trainer.restore_best();

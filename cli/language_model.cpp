@@ -10,7 +10,6 @@
 #include "../decode/generate.hpp"
 #include "../models/registry.hpp"
 #include "../train/lm_training.hpp"
-#include "../viz/line_plot.hpp"
 
 #include <xtensor/xview.hpp>
 
@@ -305,34 +304,19 @@ void train_language_model_run(json config, const std::string& out, const RunStar
   std::fflush(stdout);
   const std::size_t first_epoch = trainer.epochs_done();
   const auto write_plot = [&] {
-    std::vector<double> epoch_axis;
-    for (std::size_t e = 1; e <= trainer.epochs_done(); ++e) epoch_axis.push_back(double(e));
     std::vector<double> valid_nats;  // validation perplexity as nats per token, on the loss's scale
     for (double p : trainer.epoch_validation()) valid_nats.push_back(std::log(p));
-    viz::LinePlotOptions plot;
-    plot.title = "training loss and validation cross-entropy per epoch";
-    plot.x_label = "epoch";
-    plot.y_label = std::string("nats per ") + (task.unit == data::TextUnit::Words ? "word" : "character");
-    plot.y_from_zero = true;
-    plot.markers = true;
-    write_own_file(out + "/loss.svg", viz::line_plot_svg({{"training loss", epoch_axis, trainer.epoch_losses()},
-                                                          {"validation", epoch_axis, valid_nats}}, plot));
-  };
-  const auto kept = [&] {
-    if (!trainer.has_best()) return std::string("no epoch is validated yet: its model.npz holds the weights at that step");
-    char perplexity[32];
-    std::snprintf(perplexity, sizeof perplexity, "%.2f", trainer.best_score());
-    return "eval, generate and score read the weights of epoch " + std::to_string(trainer.best_epoch()) +
-           ", the best on validation (perplexity " + perplexity + ") so far";
+    write_epoch_plot(out + "/loss.svg", trainer, "training loss and validation cross-entropy per epoch",
+                     std::string("nats per ") + (task.unit == data::TextUnit::Words ? "word" : "character"),
+                     {{"training loss", trainer.epoch_losses()}, {"validation", valid_nats}});
   };
   EpochRunView view;
-  view.validation = [](const models::EpochReport& r) {
-    char text[64];
-    std::snprintf(text, sizeof text, "validation perplexity %.2f%s", r.validation, r.best ? " (best so far)" : "");
+  keep_best_view(view, trainer, "eval, generate and score", [](double perplexity) {
+    char text[32];
+    std::snprintf(text, sizeof text, "perplexity %.2f", perplexity);
     return std::string(text);
-  };
+  });
   view.write_plots = write_plot;
-  view.kept = kept;
   const double seconds = run_epochs(trainer, out, run_config, task.vocab, data::Vocab(), task.train.size(), s.batch_size,
                                     catcher, view);
   trainer.restore_best();

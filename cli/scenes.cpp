@@ -12,7 +12,6 @@
 #include "../train/scene_training.hpp"
 #include "../viz/attention_overlay.hpp"
 #include "../viz/grid_plot.hpp"
-#include "../viz/line_plot.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -201,33 +200,17 @@ void train_scenes_run(json config, const std::string& out, const RunStart& start
   std::fflush(stdout);
   const std::size_t first_epoch = trainer.epochs_done();
   const auto write_plot = [&] {
-    std::vector<double> epoch_axis;
-    for (std::size_t e = 1; e <= trainer.epochs_done(); ++e) epoch_axis.push_back(double(e));
-    viz::LinePlotOptions plot;
-    plot.title = "training loss and validation BLEU per epoch";
-    plot.x_label = "epoch";
-    plot.y_from_zero = true;
-    plot.markers = true;
-    write_own_file(out + "/loss.svg",
-                   viz::line_plot_svg({{"training loss (nats per word)", epoch_axis, trainer.epoch_losses()},
-                                       {"validation BLEU (greedy, 0..1)", epoch_axis, trainer.epoch_validation()}},
-                                      plot));
-  };
-  const auto kept = [&] {
-    if (!trainer.has_best()) return std::string("no epoch is validated yet: its model.npz holds the weights at that step");
-    char bleu[32];
-    std::snprintf(bleu, sizeof bleu, "%.2f", 100 * trainer.best_score());
-    return "eval and caption read the weights of epoch " + std::to_string(trainer.best_epoch()) +
-           ", the best on validation (BLEU " + bleu + ") so far";
+    write_epoch_plot(out + "/loss.svg", trainer, "training loss and validation BLEU per epoch", "",
+                     {{"training loss (nats per word)", trainer.epoch_losses()},
+                      {"validation BLEU (greedy, 0..1)", trainer.epoch_validation()}});
   };
   EpochRunView view;
-  view.validation = [](const models::EpochReport& r) {
-    char text[64];
-    std::snprintf(text, sizeof text, "validation BLEU %.2f (greedy)%s", 100 * r.validation, r.best ? " (best so far)" : "");
+  keep_best_view(view, trainer, "eval and caption", [](double bleu) {
+    char text[32];
+    std::snprintf(text, sizeof text, "BLEU %.2f", 100 * bleu);
     return std::string(text);
-  };
+  }, " (greedy)");
   view.write_plots = write_plot;
-  view.kept = kept;
   const double seconds = run_epochs(trainer, out, config, data::Vocab(), vocab, set.train.size(), s.batch_size, catcher,
                                     view);
   trainer.restore_best();

@@ -10,7 +10,6 @@
 #include "../decode/decode.hpp"
 #include "../eval/error_rate.hpp"
 #include "../train/speech_training.hpp"
-#include "../viz/line_plot.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -193,16 +192,9 @@ void train_speech_run(json config, const std::string& out, const RunStart& start
   std::fflush(stdout);
   const std::size_t first_epoch = trainer.epochs_done();
   const auto write_plot = [&] {
-    std::vector<double> epoch_axis;
-    for (std::size_t e = 1; e <= trainer.epochs_done(); ++e) epoch_axis.push_back(double(e));
-    viz::LinePlotOptions plot;
-    plot.title = "training loss and validation CER per epoch";
-    plot.x_label = "epoch";
-    plot.y_from_zero = true;
-    plot.markers = true;
-    write_own_file(out + "/loss.svg",
-                   viz::line_plot_svg({{"training loss (nats per character)", epoch_axis, trainer.epoch_losses()},
-                                       {"validation CER (greedy)", epoch_axis, trainer.epoch_validation()}}, plot));
+    write_epoch_plot(out + "/loss.svg", trainer, "training loss and validation CER per epoch", "",
+                     {{"training loss (nats per character)", trainer.epoch_losses()},
+                      {"validation CER (greedy)", trainer.epoch_validation()}});
   };
   EpochRunView view;
   view.validation = [](const models::EpochReport& r) {

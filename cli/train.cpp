@@ -11,6 +11,7 @@
 #include "speech.hpp"
 #include "../data/lexicon.hpp"
 #include "../models/extended_source.hpp"
+#include "../viz/line_plot.hpp"
 #include "output.hpp"
 #include "parse.hpp"
 #include "progress.hpp"
@@ -241,6 +242,33 @@ void train_epochs_in_run(models::EpochTrainer& trainer, const std::string& out, 
                     std::to_string(trainer.step()) + (more.empty() ? "" : "; " + more) + ". Resume it with:\n  " +
                     shell_word(program_name) + " train --resume " + shell_word(out),
                 130};
+}
+
+void write_epoch_plot(const std::string& path, const models::EpochTrainer& trainer, const std::string& title,
+                      const std::string& y_label, const std::vector<std::pair<std::string, std::vector<double>>>& series) {
+  std::vector<double> epochs;
+  for (std::size_t e = 1; e <= trainer.epochs_done(); ++e) epochs.push_back(double(e));
+  viz::LinePlotOptions plot;
+  plot.title = title;
+  plot.x_label = "epoch";
+  plot.y_label = y_label;
+  plot.y_from_zero = true;
+  plot.markers = true;
+  std::vector<viz::Series> lines;
+  for (const auto& [name, values] : series) lines.push_back({name, epochs, values});
+  write_own_file(path, viz::line_plot_svg(lines, plot));
+}
+
+void keep_best_view(EpochRunView& view, const models::EpochTrainer& trainer, const std::string& readers,
+                    const std::function<std::string(double)>& score, const std::string& how) {
+  view.validation = [score, how](const models::EpochReport& r) {
+    return "validation " + score(r.validation) + how + (r.best ? " (best so far)" : "");
+  };
+  view.kept = [&trainer, readers, score] {
+    if (!trainer.has_best()) return std::string("no epoch is validated yet: its model.npz holds the weights at that step");
+    return readers + " read the weights of epoch " + std::to_string(trainer.best_epoch()) + ", the best on validation (" +
+           score(trainer.best_score()) + ") so far";
+  };
 }
 
 std::string resumed_text(const models::EpochTrainer& trainer) {

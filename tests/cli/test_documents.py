@@ -293,7 +293,7 @@ class Train(DocumentTest):
             self.assertEqual(status, 130, err)
             m = re.search(r"^attn: stopped by Ctrl-C at step (\d+) of (\d+) \(epoch (\d+) of %d, (after batch (\d+) of "
                           r"%d|at its end)\); the checkpoint in (.+) holds step \1; (eval, classify and heatmap read the "
-                          r"weights of epoch (\d+), the best on validation \(([\d.]+)%%\) so far|no epoch is validated "
+                          r"weights of epoch (\d+), the best on validation \(accuracy ([\d.]+)%%\) so far|no epoch is validated "
                           r"yet: its model\.npz holds the weights at that step)\. Resume it with:$" % (epochs, per_epoch),
                           err, re.M)
             self.assertIsNotNone(m, err)
