@@ -1011,6 +1011,63 @@ def lab22():
     w.save()
 
 
+def conv2d_case(w, name, n, c, h, wd, o, k, stride, padding, seed):
+    """F.conv2d on fixed inputs (float64), with im2col's columns and col2im's sums in lab 23's layout:
+    cols [C kH kW, N outH outW], row (c, u, v), column (n, i, j); F.unfold gives [N, C kH kW, outH outW]."""
+    x, weight, b = fixed((n, c, h, wd), seed), fixed((o, c) + k, seed + 1), fixed((o,), seed + 2)
+    y = F.conv2d(x, weight, b, stride=stride, padding=padding)
+    r = fixed(tuple(y.shape), seed + 3, requires_grad=False)  # dL/dy
+    gx, gw, gb = grads(y, r, x, weight, b)
+    unfold = F.unfold(x.detach(), k, padding=padding, stride=stride)  # [N, K, L]
+    K, L = unfold.shape[1], unfold.shape[2]
+    cols = unfold.permute(1, 0, 2).reshape(K, n * L)
+    dcols = fixed((K, n * L), seed + 4, requires_grad=False)
+    folded = F.fold(dcols.reshape(K, n, L).permute(1, 0, 2), (h, wd), k, padding=padding, stride=stride)
+    w.case(name, x=x, weight=weight, bias=b, kernel=torch.tensor(k), stride=torch.tensor(stride),
+           padding=torch.tensor(padding), y=y, r=r, grad_x=gx, grad_weight=gw, grad_bias=gb, cols=cols,
+           dcols=dcols, col2im=folded)
+
+
+def pool2d_case(w, name, x, k, stride, padding, seed):
+    """F.max_pool2d's gradient (the first maximum of each window, as PyTorch's CPU kernel) of sum(y * r)."""
+    x = x.detach().requires_grad_(True)
+    y = F.max_pool2d(x, k, stride=stride, padding=padding)
+    r = fixed(tuple(y.shape), seed, requires_grad=False)
+    (gx,) = grads(y, r, x)
+    w.case(name, x=x, kernel=torch.tensor(k), stride=torch.tensor(stride), padding=torch.tensor(padding), y=y, r=r,
+           grad_x=gx)
+
+
+def lab23():
+    w = LabWriter("lab23_conv2d")
+    # N > 1 everywhere (dW and db sum over the batch); every kernel larger than its stride somewhere, so windows
+    # overlap and col2im must add; stride 2 with padding 1; non-square kernels, strides and padding per dim.
+    conv2d_case(w, "conv_3x3", 2, 3, 5, 6, 4, (3, 3), (1, 1), (0, 0), 2300)
+    conv2d_case(w, "conv_stride2_pad1", 2, 2, 7, 6, 3, (3, 3), (2, 2), (1, 1), 2310)
+    conv2d_case(w, "conv_nonsquare", 3, 2, 6, 5, 2, (2, 3), (1, 2), (1, 0), 2320)
+    conv2d_case(w, "conv_odd", 2, 1, 5, 7, 3, (3, 2), (2, 3), (1, 1), 2330)
+
+    pool2d_case(w, "pool_2x2", fixed((2, 3, 6, 6), 2340), (2, 2), (2, 2), (0, 0), 2341)
+    pool2d_case(w, "pool_3x3_stride2_pad1", fixed((2, 2, 7, 6), 2342), (3, 3), (2, 2), (1, 1), 2343)
+    pool2d_case(w, "pool_nonsquare", fixed((1, 2, 5, 7), 2344), (2, 3), (1, 2), (1, 1), 2345)
+    pool2d_case(w, "pool_overlap", fixed((3, 1, 5, 5), 2346), (3, 3), (1, 1), (0, 0), 2347)
+    # ties: values from {0, 1, 2}, overlapping windows (one pixel the first maximum of several), and a plateau
+    g = torch.Generator().manual_seed(2348)
+    ties = torch.randint(0, 3, (2, 2, 6, 7), generator=g).double()
+    pool2d_case(w, "ties_overlap", ties, (3, 3), (1, 2), (1, 1), 2349)
+    plateau = torch.tensor([[1.0, 1.0, 2.0, 2.0, 0.5], [1.0, 1.0, 2.0, 2.0, 0.5], [3.0, 0.0, 0.0, 0.0, 0.5],
+                            [3.0, 3.0, 0.0, 0.0, 0.5]]).reshape(1, 1, 4, 5)
+    pool2d_case(w, "ties_plateau", plateau, (2, 2), (2, 2), (0, 0), 2350)
+    # near ties: those values each moved by a distinct multiple of 1e-6 (below 2e-4), so that no two are equal: a
+    # comparison with a tolerance (|x - y| < 1e-3) takes a value just below the maximum when it comes first
+    offsets = torch.randperm(ties.numel(), generator=torch.Generator().manual_seed(2355)).double() * 1e-6
+    pool2d_case(w, "ties_near", ties + offsets.reshape(ties.shape), (3, 3), (1, 2), (1, 1), 2356)
+    # every value negative, windows over the padding: padding read as 0 (not -inf) would be their maximum
+    pool2d_case(w, "negative_padded", fixed((2, 2, 5, 6), 2351, -3.0, -0.5), (3, 3), (2, 2), (1, 1), 2352)
+    pool2d_case(w, "negative_padded_nonsquare", fixed((1, 2, 4, 5), 2353, -3.0, -0.5), (2, 3), (1, 1), (1, 1), 2354)
+    w.save()
+
+
 if __name__ == "__main__":
     torch.set_default_dtype(torch.float64)
     lab00()
@@ -1036,3 +1093,4 @@ if __name__ == "__main__":
     lab20()
     lab21()
     lab22()
+    lab23()
