@@ -266,17 +266,15 @@ Captioned caption_pixels(Run& run, Captioned c, std::size_t beam) {
   const Tensor images = data::scene_image_input(c.pixels, model.dtype());  // [1, 3, H, W]
   const models::Hypothesis h = (beam > 1 ? models::beam_caption(model, images, options)
                                          : models::greedy_caption(model, images, options)).front();
-  std::size_t kept = 0;
   for (std::int64_t id : h.tokens) {
     if (id == data::Vocab::eos_id) break;
     c.words.push_back(run.tgt_vocab.token(id));
-    ++kept;
   }
   if (!h.finished)
-    std::cerr << "note: the caption of " << c.name << " stopped unfinished at the " << kMaxCaptionWords
+    std::cerr << "note: the caption of " << visible_text(c.name) << " stopped unfinished at the " << kMaxCaptionWords
               << " words it may have\n";
   const xt::xarray<double> maps = models::attention_grid(h, grid[0]).to_array();  // [T, rows, cols]
-  c.attention = xt::view(maps, xt::range(0, kept), xt::all(), xt::all());
+  c.attention = xt::view(maps, xt::range(0, c.words.size()), xt::all(), xt::all());  // [words, rows, cols]
   return c;
 }
 

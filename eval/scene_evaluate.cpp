@@ -32,8 +32,11 @@ SceneEvaluation evaluate_scene_captioner(ShowAttendTell& model, const std::vecto
     for (std::size_t i = first; i < std::min(first + options.batch_size, scenes.size()); ++i) indices.push_back(i);
     const data::SceneBatch batch = data::make_scene_batch(scenes, indices, vocab, model.dtype());
 
+    // The pictures encoded once (eval mode: batch norm's running statistics), for both passes below.
+    const Tensor features = model.encode(batch.images);  // [B, rows * cols, D]
+
     // Teacher forcing: the loss, the next-word accuracy, and where each gold word was looked for.
-    Tensor logits = model.forward(batch.images, batch.tgt_in);  // [B, T, V]
+    Tensor logits = model.captioner.forward(features, batch.tgt_in);  // [B, T, V]
     double n = 0;
     for (std::size_t length : batch.tgt_lengths) n += static_cast<double>(length);
     loss += nn::cross_entropy(logits, batch.tgt_out, data::Vocab::pad_id, 0.0, nn::Reduction::Sum).item();
@@ -42,11 +45,11 @@ SceneEvaluation evaluate_scene_captioner(ShowAttendTell& model, const std::vecto
     result.teacher_forced_share.add_batch(batch, model.last_attention().to_array(), rows);  // [B, T, rows * cols]
 
     // Free-running captions, greedy or by beam search.
-    const std::vector<Hypothesis> captions = options.beam_size > 1 ? beam_caption(model, batch.images, decoding)
-                                                                   : greedy_caption(model, batch.images, decoding);
+    const std::vector<Hypothesis> captions = options.beam_size > 1 ? beam_caption(model.captioner, features, decoding)
+                                                                   : greedy_caption(model.captioner, features, decoding);
     result.overall += compare(hypothesis_tokens(captions), sentences_of(batch.tgt_out));
     for (std::size_t b = 0; b < captions.size(); ++b) {
-      const data::Tokens words = vocab.decode(sentence_ids(captions[b].tokens));
+      const data::Tokens words = vocab.decode(captions[b].tokens);  // up to <eos>, specials dropped
       const Tensor weights = attention_grid(captions[b], rows);  // [T, rows, cols]
       if (!words.empty()) result.decoded_share.add_generated(scenes[batch.indices[b]], words, weights.to_array());
       result.captions.push_back(words);

@@ -11,7 +11,6 @@ import signal
 import struct
 import subprocess
 import sys
-import tempfile
 import time
 import unittest
 import zlib
@@ -50,28 +49,18 @@ def square_picture(size=64):
     return values
 
 
-class ScenesTest(unittest.TestCase):
+class ScenesTest(test_resume.ResumeTest):
+    """One tiny run trained once for the class, in the temporary folder of test_resume.ResumeTest (its path,
+    ok, fails and assert_same_run)."""
     @classmethod
     def setUpClass(cls):
-        cls.tmp = tempfile.mkdtemp(prefix="attn_scenes_")
+        super().setUpClass()
         cls.sat = os.path.join(cls.tmp, "run")
         status, cls.train_out, err = attn("train", *TINY, "--epochs", "2", "--out", cls.sat, timeout=600)
         assert status == 0, err
         cls.picture = os.path.join(cls.tmp, "square.png")
         with open(cls.picture, "wb") as f:
             f.write(png_bytes(square_picture(), 64, 64))
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.tmp, ignore_errors=True)
-
-    def path(self, *parts):
-        return os.path.join(self.tmp, *parts)
-
-    def ok(self, *args, timeout=600):
-        status, out, err = attn(*args, timeout=timeout)
-        self.assertEqual(status, 0, f"attn {' '.join(args)}: {err}")
-        return out
 
     @staticmethod
     def digest(path):
@@ -131,7 +120,7 @@ class Train(ScenesTest):
     def test_same_seed_same_run(self):
         again = self.path("again")
         self.ok("train", *TINY, "--epochs", "2", "--out", again)
-        test_resume.ResumeTest.assert_same_run(self, self.sat, again)
+        self.assert_same_run(self.sat, again)
 
 
 class Caption(ScenesTest):
