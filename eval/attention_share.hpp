@@ -17,7 +17,9 @@
 // from this cell) and nothing more. A bilinear or blurred upsampling (the paper's 16x upsampling
 // with a Gaussian blur, viz/attention_overlay.hpp's bilinear) is a display choice: it moves
 // weight across cell borders, so a word attending to the one cell that holds an object would
-// be scored as partly outside it. Attention spread evenly over the cells then gets exactly the
+// be scored as partly outside it. (A CNN cell sees beyond its block, models/cnn_encoder.hpp; the
+// measure credits a weight to the block the cell is centred on. It scores a_t as it is, whatever the
+// gate beta_t that scales the context.) Attention spread evenly over the cells then gets exactly the
 // mask's coverage when L divides H and W (as the CNN's 8 x 8 grid divides 64 x 64 pictures).
 //
 // Word kinds. Size, colour and shape words name an object (scene.word_objects): they are

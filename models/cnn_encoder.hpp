@@ -1,6 +1,10 @@
-// The encoder of Show, Attend and Tell (Xu et al. 2015) trained from scratch: a few
+// The encoder of Show, Attend and Tell (Xu et al. 2015), trained from scratch: a few
 // convolution blocks turn an image into an L x L grid of annotation vectors a_j, one
-// per cell, each looking at its own part of the picture (its receptive field).
+// per cell. A cell is centred on its own block of pixels but sees more (three 3x3
+// convolutions with 2x2 pools: 22 x 22 pixels at a stride of 8), so neighbours overlap.
+// Where this differs from the paper: Xu et al. read a pretrained VGG, not fine-tuned, at
+// conv5_4 before its pool (14 x 14 x 512); this CNN is small, uses batch norm, pools in
+// its last block too, and learns through the caption's loss.
 //
 //   block i   x <- max_pool(relu(batch_norm(conv(x))))     (conv k x k, padding k / 2: the size is kept;
 //                                                           the pool halves it, for pool = 2)

@@ -14,7 +14,8 @@
 //                                                           inference: k = argmax_j a_tj)
 //   gate      (config.gate) beta_t = sigmoid(f_beta(s_{t-1})), c_t <- beta_t c_t   (a scalar per image and step)
 //   decoder   s_t = LSTMCell([y_{t-1}; c_t], (s_{t-1}, m_{t-1}))
-//   output    p(y_t) = softmax(L_o tanh(y_{t-1} + L_s s_t + L_c c_t))    (the paper's "deep output")
+//   output    p(y_t) = softmax(L_o tanh(y_{t-1} + L_s s_t + L_c c_t))    (the paper's "deep output",
+//                                                                       with a tanh and biases it has not)
 //
 //   GridCaptionerConfig cfg;
 //   cfg.vocab = vocab.size();
@@ -41,7 +42,8 @@
 // The gate (Xu et al. sec. 4.2.1) lets the decoder turn the image down when a word
 // needs little of it; the paper found that it made the attention weights put more
 // emphasis on the objects. It is off by default: chapter 4 runs without it.
-// Left out from the paper: dropout.
+// Where this differs from the paper: dropout left out; the deep output has a tanh and biases (the
+// paper's eq. 7 is linear inside the softmax); the initial state is one Linear + tanh of the mean cell.
 #pragma once
 
 #include "../nn/attention/score.hpp"

@@ -2,7 +2,8 @@
 // computes the grid of annotation vectors a_j from the image, and chapter 4's decoder
 // (models/grid_captioner.hpp: soft or hard attention, the gate beta, the deep output)
 // writes the caption over it. Trained end to end from scratch: the caption's loss
-// (train/grid_loss.hpp) reaches the convolutions through the attention.
+// (train/grid_loss.hpp) reaches the convolutions through the attention (the paper's
+// encoder is a pretrained VGG it does not train: models/cnn_encoder.hpp says how they differ).
 //
 //   images [B, 3, H, W] --CnnEncoder--> a [B, L, D] (L = rows * cols cells, row-major)
 //                       --GridCaptioner--> logits [B, T, V], a_tj [B, T, L]

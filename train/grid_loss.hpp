@@ -35,7 +35,8 @@ namespace attn::models {
 struct CaptionLossOptions {
   double doubly_stochastic = 0.0;  // lambda (0: off)
   double reinforce = 1.0;          // lambda_r: the weight of the choices' term (hard attention)
-  double entropy = 0.01;           // lambda_e: the weight of the entropy bonus (hard attention)
+  double entropy = 0.01;           // lambda_e: the weight of the entropy bonus (hard attention; added for every
+                                   // row of a batch that samples, the rows read soft included)
   double baseline_decay = 0.9;     // of the moving-average baseline b
 };
 
